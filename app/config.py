@@ -1,0 +1,65 @@
+"""Settings read from the EARFUL_* environment variables, in one place."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Runtime configuration of one Earful deployment."""
+
+    database_url: str
+    data_dir: Path
+    base_url: str
+    intake_domain: str
+    secret_key: str
+    max_upload_bytes: int = 10 * 1024 * 1024
+    max_request_bytes: int = 32 * 1024 * 1024
+
+    @property
+    def uploads_dir(self) -> Path:
+        return self.data_dir / "uploads"
+
+    @property
+    def is_secure(self) -> bool:
+        return self.base_url.startswith("https://")
+
+
+def _load_or_create_secret(data_dir: Path) -> str:
+    """Read the generated secret key from the data dir, creating it on first use."""
+    path = data_dir / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(48)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    return key
+
+
+def sqlite_url(path: Path) -> str:
+    """Build an absolute SQLite URL with the pragmas Earful relies on (see stack notes §3)."""
+    return f"sqlite://{path.resolve()}?synchronous=NORMAL&busy_timeout=10000"
+
+
+def load_settings(environ: dict[str, str] | None = None) -> Settings:
+    """Build the settings from environment variables, applying the contract's defaults."""
+    env = os.environ if environ is None else environ
+    data_dir = Path(env.get("EARFUL_DATA_DIR") or "./data").resolve()
+    base_url = (env.get("EARFUL_BASE_URL") or "http://127.0.0.1:8000").rstrip("/")
+    database_url = env.get("EARFUL_DATABASE_URL") or sqlite_url(data_dir / "earful.sqlite3")
+    intake_domain = env.get("EARFUL_INTAKE_DOMAIN") or (urlsplit(base_url).hostname or "localhost")
+    secret_key = env.get("EARFUL_SECRET_KEY") or _load_or_create_secret(data_dir)
+    return Settings(
+        database_url=database_url,
+        data_dir=data_dir,
+        base_url=base_url,
+        intake_domain=intake_domain,
+        secret_key=secret_key,
+    )

@@ -1,0 +1,34 @@
+"""Tortoise models, one module per aggregate, re-exported here for the ORM and the services."""
+
+from app.models.accounts import PLANS, AccessToken, Membership, Organization, User
+from app.models.applications import PLATFORMS, Application
+from app.models.feedback import (
+    REPLY_TYPES,
+    SENTIMENTS,
+    Attachment,
+    Feedback,
+    FeedbackTag,
+    FormOpen,
+    Member,
+    Reply,
+    Tag,
+)
+
+__all__ = [
+    "PLANS",
+    "PLATFORMS",
+    "REPLY_TYPES",
+    "SENTIMENTS",
+    "AccessToken",
+    "Application",
+    "Attachment",
+    "Feedback",
+    "FeedbackTag",
+    "FormOpen",
+    "Member",
+    "Membership",
+    "Organization",
+    "Reply",
+    "Tag",
+    "User",
+]

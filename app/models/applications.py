@@ -1,0 +1,44 @@
+"""Applications: the products whose users send feedback."""
+
+from tortoise import fields
+from tortoise.models import Model
+
+PLATFORMS = ("javascript", "ios", "android", "api")
+
+
+class Application(Model):
+    """An application with its platform keys, intake address and reply-time statistics.
+
+    ``first_reply_total`` and ``first_reply_count`` are kept up to date when a thread gets its
+    first public reply, so the average is read, never recomputed by scanning threads.
+    """
+
+    id = fields.IntField(primary_key=True)
+    owner = fields.ForeignKeyField("models.User", related_name="applications", on_delete=fields.CASCADE)
+    organization = fields.ForeignKeyField(
+        "models.Organization", related_name="applications", null=True, on_delete=fields.SET_NULL
+    )
+    name = fields.CharField(max_length=200)
+    url = fields.CharField(max_length=2048, null=True)
+    logo_name = fields.CharField(max_length=80, null=True)
+    key_javascript = fields.CharField(max_length=64)
+    key_ios = fields.CharField(max_length=64)
+    key_android = fields.CharField(max_length=64)
+    key_api = fields.CharField(max_length=64)
+    intake_token = fields.CharField(max_length=32)
+    uploads_enabled = fields.BooleanField(default=True)
+    target_average_first_reply_time = fields.IntField(default=86400)
+    first_reply_total = fields.BigIntField(default=0)
+    first_reply_count = fields.IntField(default=0)
+    created_at = fields.DatetimeField(auto_now_add=True)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "applications"
+        indexes = (("owner_id",), ("organization_id",))
+
+    @property
+    def average_first_reply_time(self) -> int:
+        if not self.first_reply_count:
+            return 0
+        return round(self.first_reply_total / self.first_reply_count)

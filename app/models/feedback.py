@@ -1,0 +1,137 @@
+"""Feedback threads and what hangs off them: senders, replies, tags, attachments, form opens."""
+
+from tortoise import fields
+from tortoise.models import Model
+
+SENTIMENTS = ("positive", "neutral", "negative")
+REPLY_TYPES = ("reply", "note")
+
+
+class Member(Model):
+    """A sender of feedback, unique per application and e-mail address."""
+
+    id = fields.IntField(primary_key=True)
+    application = fields.ForeignKeyField(
+        "models.Application", related_name="members", on_delete=fields.CASCADE
+    )
+    email = fields.CharField(max_length=254)
+    name = fields.CharField(max_length=200, default="")
+    created_at = fields.DatetimeField(auto_now_add=True)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "members"
+        unique_together = (("application_id", "email"),)
+
+
+class Feedback(Model):
+    """A feedback thread: one submitted message and the conversation that follows it."""
+
+    id = fields.IntField(primary_key=True)
+    application = fields.ForeignKeyField(
+        "models.Application", related_name="threads", on_delete=fields.CASCADE
+    )
+    member = fields.ForeignKeyField("models.Member", related_name="threads", on_delete=fields.CASCADE)
+    message = fields.TextField()
+    sentiment = fields.CharField(max_length=8)
+    archived = fields.BooleanField(default=False)
+    nps = fields.SmallIntField(null=True)
+    url = fields.TextField(null=True)
+    language = fields.CharField(max_length=2, default="en")
+    ip_address = fields.CharField(max_length=64, default="")
+    user_agent = fields.TextField(default="")
+    properties = fields.JSONField(default=list)
+    first_reply_time = fields.IntField(null=True)
+    last_reply_at = fields.DatetimeField()
+    created_at = fields.DatetimeField(auto_now_add=True)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "feedback"
+        indexes = (("application_id", "archived", "id"), ("member_id",))
+
+
+class Reply(Model):
+    """A public reply or an internal note in a thread, from an agent or from the customer."""
+
+    id = fields.IntField(primary_key=True)
+    application = fields.ForeignKeyField(
+        "models.Application", related_name="replies", on_delete=fields.CASCADE
+    )
+    feedback = fields.ForeignKeyField("models.Feedback", related_name="replies", on_delete=fields.CASCADE)
+    user = fields.ForeignKeyField("models.User", related_name="replies", null=True, on_delete=fields.SET_NULL)
+    type = fields.CharField(max_length=8, default="reply")
+    message = fields.TextField()
+    from_agent = fields.BooleanField(default=True)
+    email = fields.CharField(max_length=254)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "replies"
+        indexes = (("application_id", "created_at"), ("feedback_id", "id"))
+
+
+class Tag(Model):
+    """A tag of an application. Counts of open and archived threads are kept on write."""
+
+    id = fields.IntField(primary_key=True)
+    application = fields.ForeignKeyField("models.Application", related_name="tags", on_delete=fields.CASCADE)
+    name = fields.CharField(max_length=64)
+    color = fields.CharField(max_length=7)
+    open_count = fields.IntField(default=0)
+    archived_count = fields.IntField(default=0)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "tags"
+        unique_together = (("application_id", "name"),)
+
+
+class FeedbackTag(Model):
+    """The link between a thread and one of its tags."""
+
+    id = fields.IntField(primary_key=True)
+    feedback = fields.ForeignKeyField("models.Feedback", related_name="tag_links", on_delete=fields.CASCADE)
+    tag = fields.ForeignKeyField("models.Tag", related_name="feedback_links", on_delete=fields.CASCADE)
+
+    class Meta:
+        table = "feedback_tags"
+        unique_together = (("feedback_id", "tag_id"),)
+        indexes = (("tag_id", "feedback_id"),)
+
+
+class Attachment(Model):
+    """A file uploaded through the capture API, whose bytes live under EARFUL_DATA_DIR."""
+
+    id = fields.IntField(primary_key=True)
+    application = fields.ForeignKeyField(
+        "models.Application", related_name="attachments", on_delete=fields.CASCADE
+    )
+    feedback = fields.ForeignKeyField(
+        "models.Feedback", related_name="attachments", null=True, on_delete=fields.CASCADE
+    )
+    reply = fields.ForeignKeyField("models.Reply", related_name="attachments", null=True, on_delete=fields.CASCADE)
+    name = fields.CharField(max_length=255)
+    mime_type = fields.CharField(max_length=127)
+    size = fields.IntField()
+    storage_name = fields.CharField(max_length=80)
+    token = fields.CharField(max_length=64)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "attachments"
+        indexes = (("feedback_id",), ("application_id", "feedback_id"))
+
+
+class FormOpen(Model):
+    """One display of the feedback form, counted for the statistics of opens against submits."""
+
+    id = fields.IntField(primary_key=True)
+    application = fields.ForeignKeyField(
+        "models.Application", related_name="form_opens", on_delete=fields.CASCADE
+    )
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "form_opens"
+        indexes = (("application_id", "created_at"),)

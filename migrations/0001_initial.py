@@ -1,0 +1,193 @@
+from tortoise import migrations
+from tortoise.migrations import operations as ops
+import functools
+from json import dumps, loads
+from tortoise.fields.base import OnDelete
+from tortoise import fields
+from tortoise.indexes import Index
+
+class Migration(migrations.Migration):
+    initial = True
+
+    operations = [
+        ops.CreateModel(
+            name='Organization',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('name', fields.CharField(max_length=200)),
+                ('plan', fields.CharField(default='free', max_length=16)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+                ('updated_at', fields.DatetimeField(auto_now=True, auto_now_add=False)),
+            ],
+            options={'table': 'organizations', 'app': 'models', 'pk_attr': 'id', 'table_description': 'A team that shares applications and whose plan applies to them.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='User',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('email', fields.CharField(unique=True, max_length=254)),
+                ('name', fields.CharField(max_length=200)),
+                ('password_hash', fields.CharField(max_length=255)),
+                ('plan', fields.CharField(default='free', max_length=16)),
+                ('session_version', fields.IntField(default=1)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+                ('updated_at', fields.DatetimeField(auto_now=True, auto_now_add=False)),
+            ],
+            options={'table': 'users', 'app': 'models', 'pk_attr': 'id', 'table_description': 'An agent or admin who signs in to the web app and calls the management API.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='AccessToken',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('user', fields.ForeignKeyField('models.User', source_field='user_id', db_constraint=True, to_field='id', related_name='tokens', on_delete=OnDelete.CASCADE)),
+                ('name', fields.CharField(default='', max_length=100)),
+                ('token_hash', fields.CharField(unique=True, max_length=64)),
+                ('scopes', fields.CharField(max_length=64)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+                ('last_used_at', fields.DatetimeField(null=True, auto_now=False, auto_now_add=False)),
+                ('revoked_at', fields.DatetimeField(null=True, auto_now=False, auto_now_add=False)),
+            ],
+            options={'table': 'access_tokens', 'app': 'models', 'pk_attr': 'id', 'table_description': 'A personal access token for the management API, stored as its SHA-256 digest only.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='Application',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('owner', fields.ForeignKeyField('models.User', source_field='owner_id', db_constraint=True, to_field='id', related_name='applications', on_delete=OnDelete.CASCADE)),
+                ('organization', fields.ForeignKeyField('models.Organization', source_field='organization_id', null=True, db_constraint=True, to_field='id', related_name='applications', on_delete=OnDelete.SET_NULL)),
+                ('name', fields.CharField(max_length=200)),
+                ('url', fields.CharField(null=True, max_length=2048)),
+                ('logo_name', fields.CharField(null=True, max_length=80)),
+                ('key_javascript', fields.CharField(max_length=64)),
+                ('key_ios', fields.CharField(max_length=64)),
+                ('key_android', fields.CharField(max_length=64)),
+                ('key_api', fields.CharField(max_length=64)),
+                ('intake_token', fields.CharField(max_length=32)),
+                ('uploads_enabled', fields.BooleanField(default=True)),
+                ('target_average_first_reply_time', fields.IntField(default=86400)),
+                ('first_reply_total', fields.BigIntField(default=0)),
+                ('first_reply_count', fields.IntField(default=0)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+                ('updated_at', fields.DatetimeField(auto_now=True, auto_now_add=False)),
+            ],
+            options={'table': 'applications', 'app': 'models', 'indexes': [Index(fields=['owner_id']), Index(fields=['organization_id'])], 'pk_attr': 'id', 'table_description': 'An application with its platform keys, intake address and reply-time statistics.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='FormOpen',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('application', fields.ForeignKeyField('models.Application', source_field='application_id', db_constraint=True, to_field='id', related_name='form_opens', on_delete=OnDelete.CASCADE)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+            ],
+            options={'table': 'form_opens', 'app': 'models', 'indexes': [Index(fields=['application_id', 'created_at'])], 'pk_attr': 'id', 'table_description': 'One display of the feedback form, counted for the statistics of opens against submits.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='Member',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('application', fields.ForeignKeyField('models.Application', source_field='application_id', db_constraint=True, to_field='id', related_name='members', on_delete=OnDelete.CASCADE)),
+                ('email', fields.CharField(max_length=254)),
+                ('name', fields.CharField(default='', max_length=200)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+                ('updated_at', fields.DatetimeField(auto_now=True, auto_now_add=False)),
+            ],
+            options={'table': 'members', 'app': 'models', 'unique_together': (('application_id', 'email'),), 'pk_attr': 'id', 'table_description': 'A sender of feedback, unique per application and e-mail address.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='Feedback',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('application', fields.ForeignKeyField('models.Application', source_field='application_id', db_constraint=True, to_field='id', related_name='threads', on_delete=OnDelete.CASCADE)),
+                ('member', fields.ForeignKeyField('models.Member', source_field='member_id', db_constraint=True, to_field='id', related_name='threads', on_delete=OnDelete.CASCADE)),
+                ('message', fields.TextField(unique=False)),
+                ('sentiment', fields.CharField(max_length=8)),
+                ('archived', fields.BooleanField(default=False)),
+                ('nps', fields.SmallIntField(null=True)),
+                ('url', fields.TextField(null=True, unique=False)),
+                ('language', fields.CharField(default='en', max_length=2)),
+                ('ip_address', fields.CharField(default='', max_length=64)),
+                ('user_agent', fields.TextField(default='', unique=False)),
+                ('properties', fields.JSONField(default=list, encoder=functools.partial(dumps, separators=(',', ':')), decoder=loads)),
+                ('first_reply_time', fields.IntField(null=True)),
+                ('last_reply_at', fields.DatetimeField(auto_now=False, auto_now_add=False)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+                ('updated_at', fields.DatetimeField(auto_now=True, auto_now_add=False)),
+            ],
+            options={'table': 'feedback', 'app': 'models', 'indexes': [Index(fields=['application_id', 'archived', 'id']), Index(fields=['member_id'])], 'pk_attr': 'id', 'table_description': 'A feedback thread: one submitted message and the conversation that follows it.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='Membership',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('organization', fields.ForeignKeyField('models.Organization', source_field='organization_id', db_constraint=True, to_field='id', related_name='memberships', on_delete=OnDelete.CASCADE)),
+                ('user', fields.ForeignKeyField('models.User', source_field='user_id', db_constraint=True, to_field='id', related_name='memberships', on_delete=OnDelete.CASCADE)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+            ],
+            options={'table': 'memberships', 'app': 'models', 'unique_together': (('organization_id', 'user_id'),), 'indexes': [Index(fields=['user_id', 'organization_id'])], 'pk_attr': 'id', 'table_description': 'The membership of a user in an organization.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='Reply',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('application', fields.ForeignKeyField('models.Application', source_field='application_id', db_constraint=True, to_field='id', related_name='replies', on_delete=OnDelete.CASCADE)),
+                ('feedback', fields.ForeignKeyField('models.Feedback', source_field='feedback_id', db_constraint=True, to_field='id', related_name='replies', on_delete=OnDelete.CASCADE)),
+                ('user', fields.ForeignKeyField('models.User', source_field='user_id', null=True, db_constraint=True, to_field='id', related_name='replies', on_delete=OnDelete.SET_NULL)),
+                ('type', fields.CharField(default='reply', max_length=8)),
+                ('message', fields.TextField(unique=False)),
+                ('from_agent', fields.BooleanField(default=True)),
+                ('email', fields.CharField(max_length=254)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+            ],
+            options={'table': 'replies', 'app': 'models', 'indexes': [Index(fields=['application_id', 'created_at']), Index(fields=['feedback_id', 'id'])], 'pk_attr': 'id', 'table_description': 'A public reply or an internal note in a thread, from an agent or from the customer.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='Attachment',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('application', fields.ForeignKeyField('models.Application', source_field='application_id', db_constraint=True, to_field='id', related_name='attachments', on_delete=OnDelete.CASCADE)),
+                ('feedback', fields.ForeignKeyField('models.Feedback', source_field='feedback_id', null=True, db_constraint=True, to_field='id', related_name='attachments', on_delete=OnDelete.CASCADE)),
+                ('reply', fields.ForeignKeyField('models.Reply', source_field='reply_id', null=True, db_constraint=True, to_field='id', related_name='attachments', on_delete=OnDelete.CASCADE)),
+                ('name', fields.CharField(max_length=255)),
+                ('mime_type', fields.CharField(max_length=127)),
+                ('size', fields.IntField()),
+                ('storage_name', fields.CharField(max_length=80)),
+                ('token', fields.CharField(max_length=64)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+            ],
+            options={'table': 'attachments', 'app': 'models', 'indexes': [Index(fields=['feedback_id']), Index(fields=['application_id', 'feedback_id'])], 'pk_attr': 'id', 'table_description': 'A file uploaded through the capture API, whose bytes live under EARFUL_DATA_DIR.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='Tag',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('application', fields.ForeignKeyField('models.Application', source_field='application_id', db_constraint=True, to_field='id', related_name='tags', on_delete=OnDelete.CASCADE)),
+                ('name', fields.CharField(max_length=64)),
+                ('color', fields.CharField(max_length=7)),
+                ('open_count', fields.IntField(default=0)),
+                ('archived_count', fields.IntField(default=0)),
+                ('created_at', fields.DatetimeField(auto_now=False, auto_now_add=True)),
+            ],
+            options={'table': 'tags', 'app': 'models', 'unique_together': (('application_id', 'name'),), 'pk_attr': 'id', 'table_description': 'A tag of an application. Counts of open and archived threads are kept on write.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
+            name='FeedbackTag',
+            fields=[
+                ('id', fields.IntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('feedback', fields.ForeignKeyField('models.Feedback', source_field='feedback_id', db_constraint=True, to_field='id', related_name='tag_links', on_delete=OnDelete.CASCADE)),
+                ('tag', fields.ForeignKeyField('models.Tag', source_field='tag_id', db_constraint=True, to_field='id', related_name='feedback_links', on_delete=OnDelete.CASCADE)),
+            ],
+            options={'table': 'feedback_tags', 'app': 'models', 'unique_together': (('feedback_id', 'tag_id'),), 'indexes': [Index(fields=['tag_id', 'feedback_id'])], 'pk_attr': 'id', 'table_description': 'The link between a thread and one of its tags.'},
+            bases=['Model'],
+        ),
+    ]
