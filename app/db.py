@@ -74,3 +74,16 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
             return await work()
 
     return await asyncio.shield(unit())
+
+
+def _cli_database_url() -> str:
+    """Database of the ``tortoise`` command-line tool (``make migration``)."""
+    import os
+
+    from app.config import sqlite_url
+
+    data_dir = Path(os.environ.get("EARFUL_DATA_DIR") or "./data")
+    return os.environ.get("EARFUL_DATABASE_URL") or sqlite_url(data_dir / "earful.sqlite3")
+
+
+TORTOISE_ORM = tortoise_config(_cli_database_url())

@@ -30,6 +30,9 @@ class Application(Model):
     target_average_first_reply_time = fields.IntField(default=86400)
     first_reply_total = fields.BigIntField(default=0)
     first_reply_count = fields.IntField(default=0)
+    open_threads = fields.IntField(default=0)
+    archived_threads = fields.IntField(default=0)
+    reply_count = fields.IntField(default=0)
     created_at = fields.DatetimeField(auto_now_add=True)
     updated_at = fields.DatetimeField(auto_now=True)
 

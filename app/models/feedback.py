@@ -110,7 +110,9 @@ class Attachment(Model):
     feedback = fields.ForeignKeyField(
         "models.Feedback", related_name="attachments", null=True, on_delete=fields.CASCADE
     )
-    reply = fields.ForeignKeyField("models.Reply", related_name="attachments", null=True, on_delete=fields.CASCADE)
+    reply = fields.ForeignKeyField(
+        "models.Reply", related_name="attachments", null=True, on_delete=fields.CASCADE
+    )
     name = fields.CharField(max_length=255)
     mime_type = fields.CharField(max_length=127)
     size = fields.IntField()

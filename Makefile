@@ -1,0 +1,45 @@
+# Earful: `make run` serves on SQLite, `make test` runs every test. Both set up what they need.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup run test lint format migration messages clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+run: setup
+	$(BIN)/earful serve
+
+test: setup lint
+	@if [ -z "$$EARFUL_TEST_POSTGRES_URL" ]; then \
+	  echo "NOTE: EARFUL_TEST_POSTGRES_URL is not set, so the PostgreSQL half of the suite is SKIPPED."; \
+	  echo "      Run 'EARFUL_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres make test' for both databases."; \
+	fi
+	$(BIN)/pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# Write a new migration from the model changes: make migration NAME=add_something
+migration: setup
+	EARFUL_DATA_DIR=$$(mktemp -d) $(BIN)/tortoise -c app.db.TORTOISE_ORM makemigrations -n $(NAME)
+
+# Refresh the message catalogs after adding or changing a marked text (N_ in the code).
+messages: setup
+	$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --omit-header -o app/translations/messages.pot .
+	$(BIN)/pybabel update -i app/translations/messages.pot -d app/translations --no-location
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,58 @@
+"""Earful: collect feedback from the users of an application, and answer it."""
+
+from __future__ import annotations
+
+from quart import Quart, Response, request
+from werkzeug.exceptions import HTTPException
+
+from app.config import Settings, load_settings
+from app.db import close_database, open_database
+from app.errors import DomainError
+from app.services import sentiment
+
+
+def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quart:
+    """Build the web app: both APIs, the file routes and their error handling.
+
+    ``manage_db=False`` leaves the ORM to the caller (the tests open it per database).
+    """
+    from app.api import capture, files, management, threads
+
+    config = settings or load_settings()
+    app = Quart(__name__)
+    app.config["EARFUL"] = config
+    app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes
+    app.secret_key = config.secret_key
+    for module in (management, threads, capture, files):
+        app.register_blueprint(module.blueprint)
+
+    @app.before_request
+    async def refuse_unsized_bodies() -> Response | None:
+        """Size limits only hold for bodies with a Content-Length (stack notes §8)."""
+        if request.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return Response("Length required", status=411, mimetype="text/plain")
+        return None
+
+    @app.errorhandler(DomainError)
+    async def domain_error(error: DomainError) -> Response:
+        return Response(str(error), status=error.status, mimetype="text/plain")
+
+    @app.errorhandler(HTTPException)
+    async def http_error(error: HTTPException) -> Response:
+        response = Response(error.name, status=error.code or 500, mimetype="text/plain")
+        if error.code == 405 and getattr(error, "valid_methods", None):
+            response.headers["Allow"] = ", ".join(error.valid_methods)
+        return response
+
+    @app.before_serving
+    async def start() -> None:
+        if manage_db:
+            await open_database(config.database_url)
+        sentiment.warm_up()
+
+    @app.after_serving
+    async def stop() -> None:
+        if manage_db:
+            await close_database()
+
+    return app

@@ -1,0 +1,106 @@
+"""The capture API used by feedback widgets: open, upload, submit (application key, POST only).
+
+Every answer is plain text or JSON in the submitted ``language``; every answer, errors included,
+carries ``Access-Control-Allow-Origin: *`` because widgets post from customers' sites and never
+rely on cookies.
+"""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from app.api.common import json_response, parse_id, read_body, settings, text_response
+from app.errors import DomainError, ValidationError
+from app.i18n import N_, normalize_language, translate
+from app.models import Application, FormOpen
+from app.services.applications import authenticate_capture
+from app.services.attachments import store_uploads
+from app.services.feedback import create_thread, parse_submission
+from app.services.files import IncomingFile
+
+blueprint = Blueprint("capture", __name__)
+
+CAPTURE_PATHS = ("open", "upload", "submit")
+
+
+@blueprint.after_request
+async def allow_any_origin(response: Response) -> Response:
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    if request.method == "OPTIONS":
+        response.status_code = 204
+        response.headers["Access-Control-Allow-Methods"] = "POST, OPTIONS"
+        response.headers["Access-Control-Allow-Headers"] = (
+            request.headers.get("Access-Control-Request-Headers") or "Content-Type"
+        )
+        response.headers["Access-Control-Max-Age"] = "86400"
+    return response
+
+
+@blueprint.errorhandler(DomainError)
+async def translated_error(error: DomainError) -> Response:
+    return text_response(translate(error.message, _language(), **error.params), error.status)
+
+
+@blueprint.errorhandler(RequestEntityTooLarge)
+async def request_too_large(_: RequestEntityTooLarge) -> Response:
+    return text_response(translate(N_("Request too large"), _language()), 413)
+
+
+def _language(body: dict[str, object] | None = None) -> str:
+    """The language of the answer: the body's ``language``, else the query's, else English."""
+    if body and body.get("language"):
+        return normalize_language(body.get("language"))
+    return normalize_language(request.args.get("language"))
+
+
+async def _application(application_id: str, missing: str) -> Application:
+    return await authenticate_capture(parse_id(application_id, missing), request.args.get("key"), missing)
+
+
+def _caller_ip() -> str:
+    return request.remote_addr or ""
+
+
+@blueprint.post("/applications/<application_id>/open")
+async def open_form(application_id: str) -> Response:
+    application = await _application(application_id, N_("Invalid application"))
+    await FormOpen.create(application_id=application.id)
+    return text_response(translate(N_("OK"), _language()), 201)
+
+
+@blueprint.post("/applications/<application_id>/upload")
+async def upload(application_id: str) -> Response:
+    application = await _application(application_id, N_("Invalid application"))
+    if not application.uploads_enabled:
+        raise ValidationError(N_("Uploads not enabled"))
+    files = []
+    if request.mimetype == "multipart/form-data":
+        received = await request.files
+        files = [
+            IncomingFile(item.filename or "file", item.read())
+            for _, item in received.items(multi=True)
+            if item.filename is not None
+        ]
+    config = settings()
+    ids = await store_uploads(application, files, config.data_dir, config.max_upload_bytes)
+    return json_response(ids, 201)
+
+
+@blueprint.post("/applications/<application_id>/submit")
+async def submit(application_id: str) -> Response:
+    body_error: ValidationError | None = None
+    try:
+        body = await read_body(N_("Invalid request body"))
+    except ValidationError as error:
+        body, body_error = {}, error
+    language = _language(body)
+    try:
+        application = await _application(application_id, N_("Application not found"))
+        if body_error is not None:
+            raise body_error
+        submission = parse_submission(body, _caller_ip(), request.headers.get("User-Agent", ""))
+        await create_thread(application, submission)
+    except DomainError as error:
+        return text_response(translate(error.message, language, **error.params), error.status)
+    return text_response(translate(N_("Feedback sent!"), language), 201)

@@ -1,0 +1,76 @@
+"""Helpers shared by the API blueprints: settings, plain-text answers, and input parsing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from quart import Response, current_app, request
+from werkzeug.datastructures import MultiDict
+
+from app.config import Settings
+from app.errors import NotFound, ValidationError
+from app.services.validation import parse_int
+
+MAX_ID = 2**31 - 1
+
+
+def settings() -> Settings:
+    """The settings of the running app."""
+    return current_app.config["EARFUL"]
+
+
+def text_response(body: str, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A plain-text answer, as the specification's errors and capture successes are."""
+    return Response(body, status=status, mimetype="text/plain", headers=headers)
+
+
+def json_response(payload: Any, status: int = 200) -> Response:
+    """A JSON answer."""
+    return Response(json.dumps(payload, separators=(",", ":")), status=status, mimetype="application/json")
+
+
+def parse_id(value: str, missing: str) -> int:
+    """A path id; anything that is not one of ours is simply not found."""
+    number = parse_int(value) if value.isdigit() else None
+    if number is None or not 1 <= number <= MAX_ID:
+        raise NotFound(missing)
+    return number
+
+
+def query_int(name: str, default: int) -> int:
+    """An integer query parameter, with the contract's validation message."""
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    value = parse_int(raw)
+    if value is None or abs(value) > MAX_ID:
+        raise ValidationError("The %(name)s field must be an integer.", name=name)
+    return value
+
+
+def form_to_dict(form: MultiDict) -> dict[str, object]:
+    """A form as a plain dict; a repeated field keeps its last value."""
+    return {key: form.getlist(key)[-1] for key in form}
+
+
+async def read_body(invalid_message: str) -> dict[str, object]:
+    """The request body as a dict, from JSON or from a form; an empty body is an empty dict.
+
+    A body that starts with ``{`` is read as JSON whatever its declared type: widgets often post
+    JSON as text/plain to spare the CORS preflight, and ``curl -d`` labels JSON as a form.
+    """
+    if request.mimetype == "multipart/form-data":
+        return form_to_dict(await request.form)
+    raw = await request.get_data(as_text=False)
+    if not raw.strip():
+        return {}
+    if request.mimetype == "application/x-www-form-urlencoded" and not raw.lstrip().startswith(b"{"):
+        return form_to_dict(await request.form)
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise ValidationError(invalid_message) from None
+    if not isinstance(body, dict):
+        raise ValidationError(invalid_message)
+    return body

@@ -1,0 +1,170 @@
+"""JSON representations of the resources, with the field names and types of the specification."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from urllib.parse import quote
+
+from app.config import Settings
+from app.models import Application, Attachment, Feedback, Member, Organization, Reply, Tag, User
+from app.services.applications import application_keys
+from app.services.avatars import avatar_url
+from app.services.feedback import ThreadDetails
+
+SUMMARY_LENGTH = 200
+
+
+def timestamp(value: datetime | None) -> int | None:
+    """Seconds since the Unix epoch."""
+    return None if value is None else int(value.timestamp())
+
+
+def user_json(user: User) -> dict:
+    return {"id": user.id, "email": user.email, "name": user.name}
+
+
+def organization_json(organization: Organization) -> dict:
+    return {
+        "id": organization.id,
+        "name": organization.name,
+        "created_at": timestamp(organization.created_at),
+        "updated_at": timestamp(organization.updated_at),
+    }
+
+
+def application_json(application: Application, settings: Settings) -> dict:
+    return {
+        "id": application.id,
+        "organization_id": application.organization_id,
+        "name": application.name,
+        "url": application.url,
+        "logo": (
+            f"{settings.base_url}/files/logos/{application.id}/{application.logo_name}"
+            if application.logo_name
+            else None
+        ),
+        "average_first_reply_time": application.average_first_reply_time,
+        "target_average_first_reply_time": application.target_average_first_reply_time,
+        "uploads_enabled": application.uploads_enabled,
+        "keys": application_keys(application, settings.intake_domain),
+        "created_at": timestamp(application.created_at),
+        "updated_at": timestamp(application.updated_at),
+    }
+
+
+def attachment_json(attachment: Attachment, settings: Settings) -> dict:
+    return {
+        "id": attachment.id,
+        "name": attachment.name,
+        "mime_type": attachment.mime_type,
+        "size": attachment.size,
+        "url": (
+            f"{settings.base_url}/files/attachments/{attachment.id}/{attachment.token}/{quote(attachment.name)}"
+        ),
+    }
+
+
+def member_json(member: Member) -> dict:
+    return {
+        "id": member.id,
+        "email": member.email,
+        "name": member.name,
+        "created_at": timestamp(member.created_at),
+        "updated_at": timestamp(member.updated_at),
+    }
+
+
+def permalink(settings: Settings, application_id: int, feedback_id: int) -> str:
+    """The thread's page in the agent web app."""
+    return f"{settings.base_url}/app/applications/{application_id}/feedback/{feedback_id}"
+
+
+def _reply_author(reply: Reply, member: Member | None) -> tuple[str, str]:
+    if reply.from_agent and reply.user is not None:
+        return reply.user.email, reply.user.name
+    return reply.email, member.name if member is not None and member.email == reply.email else ""
+
+
+def reply_json(
+    reply: Reply, attachments: list[Attachment], settings: Settings, member: Member | None
+) -> dict:
+    """A reply as it appears inside a thread."""
+    email, name = _reply_author(reply, member)
+    return {
+        "id": reply.id,
+        "type": reply.type,
+        "message": reply.message,
+        "email": email,
+        "avatar": avatar_url(settings.base_url, settings.secret_key, email, name),
+        "attachments": [attachment_json(a, settings) for a in attachments],
+        "user": user_json(reply.user) if reply.from_agent and reply.user is not None else None,
+        "reply_from_agent": reply.from_agent,
+        "created_at": timestamp(reply.created_at),
+    }
+
+
+def thread_json(details: ThreadDetails, settings: Settings) -> dict:
+    thread: Feedback = details.thread
+    member: Member = thread.member
+    return {
+        "id": thread.id,
+        "application_id": thread.application_id,
+        "email": member.email,
+        "name": member.name,
+        "avatar": avatar_url(settings.base_url, settings.secret_key, member.email, member.name),
+        "message": thread.message,
+        "permalink": permalink(settings, thread.application_id, thread.id),
+        "sentiment": thread.sentiment,
+        "member": member_json(member),
+        "attachments": [attachment_json(a, settings) for a in details.attachments],
+        "is_anonymous": False,
+        "can_reply": True,
+        "archived": thread.archived,
+        "first_reply_time": thread.first_reply_time,
+        "last_reply_time": timestamp(thread.last_reply_at),
+        "ip_address": thread.ip_address,
+        "user_agent": thread.user_agent,
+        "properties": thread.properties,
+        "tags": [tag.name for tag in details.tags],
+        "nps": thread.nps,
+        "url": thread.url,
+        "language": thread.language,
+        "created_at": timestamp(thread.created_at),
+        "updated_at": timestamp(thread.updated_at),
+        "replies": [
+            reply_json(reply, details.reply_attachments.get(reply.id, []), settings, member)
+            for reply in details.replies
+        ],
+    }
+
+
+def _summary(text: str) -> str:
+    return text if len(text) <= SUMMARY_LENGTH else text[: SUMMARY_LENGTH - 1] + "…"
+
+
+def listed_reply_json(reply: Reply, attachments: list[Attachment], settings: Settings) -> dict:
+    """A reply as the application replies list shows it, with a summary of its thread."""
+    thread: Feedback = reply.feedback
+    body = reply_json(reply, attachments, settings, thread.member)
+    body["feedback_id"] = thread.id
+    body["feedback"] = {
+        "id": thread.id,
+        "email": thread.member.email,
+        "message": _summary(thread.message),
+        "sentiment": thread.sentiment,
+        "archived": thread.archived,
+        "created_at": timestamp(thread.created_at),
+        "updated_at": timestamp(thread.updated_at),
+    }
+    return body
+
+
+def tag_json(tag: Tag) -> dict:
+    return {
+        "id": tag.id,
+        "name": tag.name,
+        "color": tag.color,
+        "feedback_count": tag.open_count,
+        "archived_feedback_count": tag.archived_count,
+        "total_feedback_count": tag.open_count + tag.archived_count,
+    }

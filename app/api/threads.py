@@ -1,0 +1,113 @@
+"""The management API's feedback threads and replies."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from quart import Blueprint, Response, request
+
+from app.api.auth import current_user, require_scope
+from app.api.common import parse_id, query_int, read_body, settings
+from app.api.management import data
+from app.api.serializers import listed_reply_json, thread_json
+from app.errors import ValidationError
+from app.models import Application
+from app.services import feedback as feedback_service
+from app.services import replies as replies_service
+from app.services.applications import get_application
+from app.services.validation import parse_bool
+
+blueprint = Blueprint("threads", __name__)
+
+INVALID_BODY = "The request body must be a JSON object."
+
+
+async def _application(application_id: str) -> Application:
+    return await get_application(current_user(), parse_id(application_id, "Invalid application"))
+
+
+def _archived_filter() -> bool:
+    raw = request.args.get("archived")
+    if raw is None or raw == "":
+        return False
+    value = parse_bool(raw)
+    if value is None:
+        raise ValidationError("The archived field must be true or false.")
+    return value
+
+
+def _date_filter() -> date | None:
+    raw = request.args.get("date")
+    if raw is None or raw == "":
+        return None
+    try:
+        return datetime.strptime(raw, "%Y-%m-%d").date()
+    except ValueError:
+        raise ValidationError("The date field must match the format Y-m-d.") from None
+
+
+def _page(threads_or_replies_total: int, limit: int, offset: int) -> dict:
+    return {"total": threads_or_replies_total, "limit": limit, "offset": offset}
+
+
+@blueprint.get("/applications/<application_id>/feedback")
+@require_scope("read")
+async def list_feedback(application_id: str) -> Response:
+    application = await _application(application_id)
+    archived = _archived_filter()
+    limit, offset = query_int("limit", 50), query_int("offset", 0)
+    threads, total = await feedback_service.list_threads(application, archived, limit, offset)
+    return data([thread_json(t, settings()) for t in threads], pagination=_page(total, limit, offset))
+
+
+@blueprint.get("/applications/<application_id>/feedback/<feedback_id>")
+@require_scope("read")
+async def show_feedback(application_id: str, feedback_id: str) -> Response:
+    application = await _application(application_id)
+    details = await feedback_service.get_thread_details(
+        application, parse_id(feedback_id, "Invalid feedback")
+    )
+    return data(thread_json(details, settings()))
+
+
+@blueprint.patch("/applications/<application_id>/feedback/<feedback_id>")
+@require_scope("write")
+async def update_feedback(application_id: str, feedback_id: str) -> Response:
+    application = await _application(application_id)
+    thread = await feedback_service.get_thread(application, parse_id(feedback_id, "Invalid feedback"))
+    body = await read_body(INVALID_BODY)
+    if "archived" not in body:
+        raise ValidationError("Nothing sent to update")
+    archived = body["archived"] if isinstance(body["archived"], bool) else parse_bool(body["archived"])
+    if archived is None:
+        raise ValidationError("The archived field must be true or false.")
+    thread = await feedback_service.set_archived(application, thread, archived)
+    details = (await feedback_service.load_details([thread]))[0]
+    return data(thread_json(details, settings()))
+
+
+@blueprint.post("/applications/<application_id>/feedback/<feedback_id>/replies")
+@require_scope("write")
+async def create_reply(application_id: str, feedback_id: str) -> Response:
+    application = await _application(application_id)
+    thread = await feedback_service.get_thread(application, parse_id(feedback_id, "Invalid feedback"))
+    body = await read_body(INVALID_BODY)
+    await replies_service.create_agent_reply(
+        current_user(), application, thread, body.get("message"), body.get("type")
+    )
+    details = await feedback_service.get_thread_details(application, thread.id)
+    return data(thread_json(details, settings()))
+
+
+@blueprint.get("/applications/<application_id>/replies")
+@require_scope("read")
+async def list_replies(application_id: str) -> Response:
+    application = await _application(application_id)
+    on_date = _date_filter()
+    limit, offset = query_int("limit", 50), query_int("offset", 0)
+    replies, total = await replies_service.list_replies(application, on_date, limit, offset)
+    attachments = await replies_service.attachments_of_replies(replies)
+    return data(
+        [listed_reply_json(r, attachments.get(r.id, []), settings()) for r in replies],
+        pagination=_page(total, limit, offset),
+    )

@@ -1,0 +1,186 @@
+"""Applications: visibility, creation and update, keys, and capture authentication."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+from tortoise.expressions import Q, Subquery
+from tortoise.queryset import QuerySet
+
+from app.errors import Forbidden, NotFound, ValidationError
+from app.i18n import N_
+from app.models import PLATFORMS, Application, Membership, User
+from app.services.files import EXTENSIONS, IMAGE_TYPES, IncomingFile, remove_file, sniff_mime_type, write_file
+from app.services.security import random_token, secrets_match
+from app.services.validation import is_http_url, parse_bool, parse_int
+
+MAX_LOGO_BYTES = 2 * 1024 * 1024
+MAX_TARGET_SECONDS = 365 * 86400
+
+
+def visible_applications(user: User) -> QuerySet[Application]:
+    """Applications the user owns or that belong to one of the user's organizations."""
+    member_of = Subquery(Membership.filter(user_id=user.id).values("organization_id"))
+    return Application.filter(Q(owner_id=user.id) | Q(organization_id__in=member_of))
+
+
+async def list_applications(user: User) -> list[Application]:
+    """Every application the user may see, oldest first."""
+    return await visible_applications(user).order_by("id")
+
+
+async def get_application(user: User, application_id: int) -> Application:
+    """One application the user may see; any other id is 'Invalid application'."""
+    application = await visible_applications(user).filter(id=application_id).first()
+    if application is None:
+        raise NotFound("Invalid application")
+    return application
+
+
+def application_keys(application: Application, intake_domain: str) -> dict[str, str]:
+    """The platform keys and the e-mail intake address of an application."""
+    keys = {platform: getattr(application, f"key_{platform}") for platform in PLATFORMS}
+    keys["email"] = intake_address(application, intake_domain)
+    return keys
+
+
+def intake_address(application: Application, intake_domain: str) -> str:
+    """The address that turns e-mail into threads of this application."""
+    return f"feedback-{application.id}-{application.intake_token}@{intake_domain}"
+
+
+def _new_keys() -> dict[str, str]:
+    return {f"key_{platform}": random_token(24) for platform in PLATFORMS}
+
+
+async def _check_organization(user: User, value: object) -> int | None:
+    if value is None or value == "":
+        return None
+    organization_id = parse_int(value)
+    if organization_id is None:
+        raise ValidationError("The organization id field must be an integer.")
+    if not await Membership.exists(user_id=user.id, organization_id=organization_id):
+        raise NotFound("Invalid organization")
+    return organization_id
+
+
+async def _clean_fields(user: User, data: Mapping[str, object], creating: bool) -> dict[str, object]:
+    """Validate the application fields that were sent; only those are returned."""
+    fields: dict[str, object] = {}
+    if "name" in data or creating:
+        name = data.get("name")
+        if name is not None and not isinstance(name, str):
+            raise ValidationError("The name field must be a string.")
+        name = (name or "").strip()
+        if not name:
+            raise ValidationError("The name field is required.")
+        if len(name) > 200:
+            raise ValidationError("The name field must not be greater than 200 characters.")
+        fields["name"] = name
+    if "url" in data:
+        url = data["url"]
+        if url is not None and not isinstance(url, str):
+            raise ValidationError("The url field must be a valid URL.")
+        url = (url or "").strip()
+        if url and not is_http_url(url):
+            raise ValidationError("The url field must be a valid URL.")
+        fields["url"] = url or None
+    if "uploads_enabled" in data:
+        enabled = parse_bool(data["uploads_enabled"])
+        if enabled is None:
+            raise ValidationError("The uploads enabled field must be true or false.")
+        fields["uploads_enabled"] = enabled
+    if "target_average_first_reply_time" in data:
+        target = parse_int(data["target_average_first_reply_time"])
+        if target is None:
+            raise ValidationError("The target average first reply time field must be an integer.")
+        if not 0 <= target <= MAX_TARGET_SECONDS:
+            raise ValidationError(
+                "The target average first reply time field must be between 0 and %(max)d.",
+                max=MAX_TARGET_SECONDS,
+            )
+        fields["target_average_first_reply_time"] = target
+    if "organization_id" in data:
+        fields["organization_id"] = await _check_organization(user, data["organization_id"])
+    return fields
+
+
+def _check_logo(logo: IncomingFile) -> str:
+    if len(logo.content) > MAX_LOGO_BYTES:
+        raise ValidationError("The logo field must not be greater than 2048 kilobytes.")
+    mime_type = sniff_mime_type(logo.content, logo.filename)
+    if mime_type not in IMAGE_TYPES:
+        raise ValidationError("The logo field must be an image (PNG, JPEG, GIF or WebP).")
+    return mime_type
+
+
+def logos_dir(data_dir: Path, application_id: int) -> Path:
+    """Folder of an application's logo files."""
+    return data_dir / "logos" / str(application_id)
+
+
+async def create_application(
+    user: User, data: Mapping[str, object], logo: IncomingFile | None, data_dir: Path
+) -> Application:
+    """Create an application owned by ``user`` with fresh keys and intake address."""
+    fields = await _clean_fields(user, data, creating=True)
+    mime_type = _check_logo(logo) if logo else None
+    application = await Application.create(
+        owner_id=user.id, intake_token=secrets.token_hex(6), **_new_keys(), **fields
+    )
+    if logo and mime_type:
+        application.logo_name = write_file(
+            logos_dir(data_dir, application.id), logo.content, EXTENSIONS[mime_type]
+        )
+        await application.save(update_fields=["logo_name"])
+    return application
+
+
+async def update_application(
+    user: User,
+    application: Application,
+    data: Mapping[str, object],
+    logo: IncomingFile | None,
+    data_dir: Path,
+) -> Application:
+    """Change the fields that were sent; the others keep their value."""
+    fields = await _clean_fields(user, data, creating=False)
+    old_logo = application.logo_name
+    if logo:
+        mime_type = _check_logo(logo)
+        fields["logo_name"] = write_file(
+            logos_dir(data_dir, application.id), logo.content, EXTENSIONS[mime_type]
+        )
+    if fields:
+        application.update_from_dict(fields)
+        await application.save()
+    if logo and old_logo:
+        remove_file(logos_dir(data_dir, application.id) / old_logo)
+    return application
+
+
+async def rotate_key(application: Application, platform: str) -> str:
+    """Replace one platform key; the old one stops working at once."""
+    if platform not in PLATFORMS:
+        raise ValidationError("The selected platform is invalid.")
+    key = random_token(24)
+    await Application.filter(id=application.id).update(**{f"key_{platform}": key})
+    setattr(application, f"key_{platform}", key)
+    return key
+
+
+async def authenticate_capture(application_id: int, key: str | None, missing: str) -> Application:
+    """The application of a capture request, checked in the contract's order: exists, then key.
+
+    Every platform key is compared, in constant time, whatever matched before.
+    """
+    application = await Application.get_or_none(id=application_id)
+    if application is None:
+        raise NotFound(missing)
+    given = key or ""
+    matches = [secrets_match(given, getattr(application, f"key_{p}")) for p in PLATFORMS]
+    if not key or not any(matches):
+        raise Forbidden(N_("Not authorized"))
+    return application

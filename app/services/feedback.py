@@ -1,0 +1,302 @@
+"""Feedback threads: the one write path that creates them, and the reads that list them."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from tortoise.exceptions import BaseORMException
+from tortoise.expressions import F
+
+from app.db import atomic
+from app.errors import DomainError, NotFound, ValidationError
+from app.i18n import N_, normalize_language
+from app.models import SENTIMENTS, Application, Attachment, Feedback, FeedbackTag, Member, Reply, Tag
+from app.services import sentiment as sentiment_analysis
+from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD, claim_for_thread
+from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, move_thread_counts, normalize_tag, tag_new_thread
+from app.services.validation import normalize_email, parse_int
+
+MIN_MESSAGE_LENGTH = 3
+MAX_MESSAGE_LENGTH = 20_000
+MAX_PROPERTIES_BYTES = 64 * 1024
+MAX_LIST_LIMIT = 500
+
+
+class UpdateFailed(DomainError):
+    """The database refused to save a change to a thread."""
+
+    status = 500
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A validated piece of feedback, from the capture API or any other channel."""
+
+    email: str
+    message: str
+    name: str = ""
+    sentiment: str | None = None
+    url: str | None = None
+    tags: tuple[str, ...] = ()
+    properties: dict | list = field(default_factory=list)
+    attachments: tuple[int, ...] = ()
+    nps: int | None = None
+    language: str = "en"
+    ip_address: str = ""
+    user_agent: str = ""
+
+
+@dataclass
+class ThreadDetails:
+    """A thread with everything its representation shows, loaded in a fixed number of queries."""
+
+    thread: Feedback
+    replies: list[Reply] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+    reply_attachments: dict[int, list[Attachment]] = field(default_factory=dict)
+    tags: list[Tag] = field(default_factory=list)
+
+
+def _parse_tags(value: object) -> tuple[str, ...]:
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ValidationError(N_("Invalid tags")) from None
+        else:
+            value = text.split(",")
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError(N_("Invalid tags"))
+    names = list(dict.fromkeys(normalize_tag(item) for item in value if item.strip()))
+    if len(names) > MAX_TAGS or any(len(name) > MAX_TAG_LENGTH for name in names):
+        raise ValidationError(N_("Invalid tags"))
+    return tuple(names)
+
+
+def _parse_properties(value: object) -> dict | list:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValidationError(N_("Invalid properties")) from None
+    if not isinstance(value, dict | list):
+        raise ValidationError(N_("Invalid properties"))
+    if len(json.dumps(value)) > MAX_PROPERTIES_BYTES:
+        raise ValidationError(N_("Invalid properties"))
+    return value
+
+
+def _parse_attachments(value: object) -> tuple[int, ...]:
+    if value is None or value == "" or value == []:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValidationError(N_("Invalid attachments")) from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list) or not value or len(value) > MAX_ATTACHMENTS_PER_THREAD:
+        raise ValidationError(N_("Invalid attachments"))
+    ids = [parse_int(item) for item in value]
+    if any(item is None or item < 1 for item in ids):
+        raise ValidationError(N_("Invalid attachments"))
+    return tuple(dict.fromkeys(ids))  # type: ignore[arg-type]
+
+
+def _optional_text(value: object, limit: int, error: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValidationError(error)
+    return value.strip()[:limit]
+
+
+def parse_submission(body: Mapping[str, object], caller_ip: str, user_agent: str) -> Submission:
+    """Validate a capture submit body in the specification's order: e-mail, message, then the rest."""
+    raw_email = body.get("email")
+    if raw_email is None or (isinstance(raw_email, str) and not raw_email.strip()):
+        raise ValidationError(N_("Your email address is required"))
+    email = normalize_email(raw_email)
+    if email is None:
+        raise ValidationError(N_("Invalid email address"))
+    raw_message = body.get("message")
+    if raw_message is not None and not isinstance(raw_message, str):
+        raise ValidationError(N_("Your message is required"))
+    message = (raw_message or "").strip()
+    if not message:
+        raise ValidationError(N_("Your message is required"))
+    if len(message) < MIN_MESSAGE_LENGTH:
+        raise ValidationError(N_("Your message is too short"))
+    if len(message) > MAX_MESSAGE_LENGTH:
+        raise ValidationError(N_("Your message is too long"))
+    sentiment = body.get("sentiment")
+    if sentiment in (None, ""):
+        sentiment = None
+    elif sentiment not in SENTIMENTS:
+        raise ValidationError(N_("Invalid sentiment"))
+    nps = body.get("nps")
+    if nps in (None, ""):
+        nps = None
+    else:
+        nps = parse_int(nps)
+        if nps is None or not 0 <= nps <= 10:
+            raise ValidationError(N_("Invalid NPS rating"))
+    ip = _optional_text(body.get("ip"), 64, N_("Invalid IP address"))
+    if ip:
+        try:
+            ip = str(ipaddress.ip_address(ip))
+        except ValueError:
+            raise ValidationError(N_("Invalid IP address")) from None
+    return Submission(
+        email=email,
+        message=message,
+        name=_optional_text(body.get("name"), 200, N_("Invalid name")),
+        sentiment=sentiment,  # type: ignore[arg-type]
+        url=_optional_text(body.get("url"), 2048, N_("Invalid page URL")) or None,
+        tags=_parse_tags(body.get("tags")),
+        properties=_parse_properties(body.get("properties")),
+        attachments=_parse_attachments(body.get("attachments")),
+        nps=nps,
+        language=normalize_language(body.get("language")),
+        ip_address=ip or caller_ip,
+        user_agent=user_agent[:1000],
+    )
+
+
+async def _upsert_member(application_id: int, email: str, name: str) -> Member:
+    """Insert the sender or keep the existing one (a write first, see app.db.atomic)."""
+    member = Member(application_id=application_id, email=email, name=name)
+    if name:
+        await Member.bulk_create(
+            [member], on_conflict=["application_id", "email"], update_fields=["name", "updated_at"]
+        )
+    else:
+        await Member.bulk_create([member], ignore_conflicts=True)
+    return await Member.get(application_id=application_id, email=email)
+
+
+async def create_thread(application: Application, submission: Submission) -> Feedback:
+    """Create a thread with its sender, tags and attachments, in one transaction.
+
+    The sentiment is computed before the thread is written, so it is never visible without one.
+    """
+    label = submission.sentiment or sentiment_analysis.analyze(submission.message, submission.language)
+
+    async def work() -> Feedback:
+        member = await _upsert_member(application.id, submission.email, submission.name)
+        thread = await Feedback.create(
+            application_id=application.id,
+            member=member,
+            message=submission.message,
+            sentiment=label,
+            nps=submission.nps,
+            url=submission.url,
+            language=submission.language,
+            ip_address=submission.ip_address,
+            user_agent=submission.user_agent,
+            properties=submission.properties,
+            last_reply_at=datetime.now(UTC),
+        )
+        await claim_for_thread(application.id, thread.id, submission.attachments)
+        await tag_new_thread(application.id, thread.id, submission.tags)
+        await Application.filter(id=application.id).update(open_threads=F("open_threads") + 1)
+        return thread
+
+    return await atomic(work)
+
+
+async def load_details(threads: Sequence[Feedback]) -> list[ThreadDetails]:
+    """Load replies, attachments and tags of many threads at once (no query per thread)."""
+    details = {thread.id: ThreadDetails(thread) for thread in threads}
+    if not details:
+        return []
+    ids = list(details)
+    replies = await Reply.filter(feedback_id__in=ids).select_related("user").order_by("id")
+    for reply in replies:
+        details[reply.feedback_id].replies.append(reply)
+    thread_of_reply = {reply.id: reply.feedback_id for reply in replies}
+    for attachment in await Attachment.filter(feedback_id__in=ids).order_by("id"):
+        details[attachment.feedback_id].attachments.append(attachment)
+    if thread_of_reply:
+        for attachment in await Attachment.filter(reply_id__in=list(thread_of_reply)).order_by("id"):
+            owner = details[thread_of_reply[attachment.reply_id]]
+            owner.reply_attachments.setdefault(attachment.reply_id, []).append(attachment)
+    for link in await FeedbackTag.filter(feedback_id__in=ids).select_related("tag").order_by("tag__name"):
+        details[link.feedback_id].tags.append(link.tag)
+    return [details[thread.id] for thread in threads]
+
+
+def check_page(limit: int, offset: int) -> None:
+    """The paging bounds shared by every list."""
+    if limit < 1:
+        raise ValidationError("The limit field must be at least 1.")
+    if limit > MAX_LIST_LIMIT:
+        raise ValidationError("The limit field must not be greater than %(max)d.", max=MAX_LIST_LIMIT)
+    if offset < 0:
+        raise ValidationError("The offset field must be at least 0.")
+
+
+async def list_threads(
+    application: Application, archived: bool, limit: int = 50, offset: int = 0
+) -> tuple[list[ThreadDetails], int]:
+    """A page of an application's open (or archived) threads, newest first, and their total."""
+    check_page(limit, offset)
+    threads = (
+        await Feedback.filter(application_id=application.id, archived=archived)
+        .select_related("member")
+        .order_by("-id")
+        .offset(offset)
+        .limit(limit)
+    )
+    total = application.archived_threads if archived else application.open_threads
+    return await load_details(threads), total
+
+
+async def get_thread(application: Application, feedback_id: int) -> Feedback:
+    """One thread of an application; any other id is 'Invalid feedback'."""
+    thread = (
+        await Feedback.filter(id=feedback_id, application_id=application.id).select_related("member").first()
+    )
+    if thread is None:
+        raise NotFound("Invalid feedback")
+    return thread
+
+
+async def get_thread_details(application: Application, feedback_id: int) -> ThreadDetails:
+    """One thread with its replies, attachments and tags."""
+    return (await load_details([await get_thread(application, feedback_id)]))[0]
+
+
+async def set_archived(application: Application, thread: Feedback, archived: bool) -> Feedback:
+    """Archive or unarchive a thread, moving its counts on the application and its tags."""
+
+    async def work() -> None:
+        changed = (
+            await Feedback.filter(id=thread.id)
+            .exclude(archived=archived)
+            .update(archived=archived, updated_at=datetime.now(UTC))
+        )
+        if not changed:
+            return
+        await move_thread_counts(thread.id, archived)
+        step = 1 if archived else -1
+        await Application.filter(id=application.id).update(
+            open_threads=F("open_threads") - step, archived_threads=F("archived_threads") + step
+        )
+
+    try:
+        await atomic(work)
+    except BaseORMException:
+        raise UpdateFailed("Could not update feedback") from None
+    return await get_thread(application, thread.id)

@@ -1,0 +1,67 @@
+"""Files on disk under EARFUL_DATA_DIR: storing uploads and logos, and sniffing their types."""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"PK\x03\x04", "application/zip"),
+)
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
+# Types a browser could run as a document from our origin are never served as themselves.
+_INERT_TEXT_TYPES = frozenset({"text/plain", "text/csv", "application/json"})
+
+
+@dataclass(frozen=True)
+class IncomingFile:
+    """A file received from a client, already read into memory."""
+
+    filename: str
+    content: bytes
+
+
+def sniff_mime_type(content: bytes, filename: str) -> str:
+    """Guess a file's type from its first bytes, then from its name; never trust the client."""
+    for signature, mime in _SIGNATURES:
+        if content.startswith(signature):
+            return mime
+    if content[:4] == b"RIFF" and content[8:12] == b"WEBP":
+        return "image/webp"
+    guessed = mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    if guessed.startswith(("image/", "video/", "audio/")) and guessed != "image/svg+xml":
+        return guessed
+    if guessed in _INERT_TEXT_TYPES:
+        return guessed
+    return "application/octet-stream"
+
+
+def clean_filename(filename: str) -> str:
+    """Keep the last path component of a client's file name, printable and at most 255 characters."""
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable() and ch not in '"').strip().lstrip(".")
+    return name[:255] or "file"
+
+
+def write_file(directory: Path, content: bytes, suffix: str = "") -> str:
+    """Write bytes under a new random name in ``directory`` and return that name."""
+    directory.mkdir(parents=True, exist_ok=True)
+    name = secrets.token_hex(16) + suffix
+    temporary = directory / f".{name}.part"
+    temporary.write_bytes(content)
+    os.replace(temporary, directory / name)
+    return name
+
+
+def remove_file(path: Path) -> None:
+    """Delete a file if it is there."""
+    path.unlink(missing_ok=True)

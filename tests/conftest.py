@@ -1,0 +1,124 @@
+"""Shared fixtures: a migrated database per backend, the app, its test client, and API helpers.
+
+Every test that takes ``db`` (directly or through ``client``) runs once on SQLite and once on
+PostgreSQL; the PostgreSQL half is skipped unless ``EARFUL_TEST_POSTGRES_URL`` names a server
+whose user may create databases. Each backend's database is built by the migrations, once per
+session, and emptied after every test.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+from quart import Quart
+from quart.typing import TestClientProtocol
+from tortoise.backends.base.executor import EXECUTOR_CACHE
+from tortoise.contrib.test import truncate_all_models
+
+from app import create_app
+from app.config import Settings, sqlite_url
+from app.db import close_database, open_database, upgrade_database
+from tests.factories import Api
+
+BASE_URL = "http://earful.test"
+INTAKE_DOMAIN = "in.earful.test"
+POSTGRES_ENV = "EARFUL_TEST_POSTGRES_URL"
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def _asyncpg_dsn(url: str) -> str:
+    return "postgresql://" + url.split("://", 1)[1]
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+async def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[str]:
+    """A database built by the migrations, one per backend for the whole session."""
+    if request.param == "sqlite":
+        url = sqlite_url(tmp_path_factory.mktemp("sqlite") / "earful.sqlite3")
+        await upgrade_database(url)
+        yield url
+        return
+    admin_url = os.environ.get(POSTGRES_ENV)
+    if not admin_url:
+        pytest.skip(f"PostgreSQL tests skipped: {POSTGRES_ENV} is not set")
+    name = f"earful_test_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(_asyncpg_dsn(admin_url))
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    url = _with_database(admin_url, name)
+    await upgrade_database(url)
+    yield url
+    admin = await asyncpg.connect(_asyncpg_dsn(admin_url))
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def orm(database_url: str) -> AsyncIterator[str]:
+    """The ORM, open on the session's database of the current backend.
+
+    Tortoise caches insert statements per connection name, whatever the dialect; a process that
+    switches from SQLite to PostgreSQL (only this test session does) must drop that cache.
+    """
+    EXECUTOR_CACHE.clear()
+    await open_database(database_url)
+    yield database_url
+    await close_database()
+
+
+@pytest.fixture
+async def db(orm: str) -> AsyncIterator[str]:
+    """An empty database for one test; yields its URL."""
+    yield orm
+    await truncate_all_models()
+
+
+@pytest.fixture
+def backend(db: str) -> str:
+    """The name of the current database backend."""
+    return "sqlite" if db.startswith("sqlite") else "postgres"
+
+
+@pytest.fixture
+def settings(db: str, tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=db,
+        data_dir=tmp_path / "data",
+        base_url=BASE_URL,
+        intake_domain=INTAKE_DOMAIN,
+        secret_key="test-secret-key",
+    )
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[Quart]:
+    application = create_app(settings, manage_db=False)
+    async with application.test_app():
+        yield application
+
+
+@pytest.fixture
+def client(app: Quart) -> TestClientProtocol:
+    return app.test_client()
+
+
+@pytest.fixture
+def api(client: TestClientProtocol) -> Api:
+    """Calls the APIs through the test client, as any user (see tests.factories.Api)."""
+    return Api(client)
