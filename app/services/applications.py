@@ -14,7 +14,7 @@ from app.i18n import N_
 from app.models import PLATFORMS, Application, Membership, User
 from app.services.files import EXTENSIONS, IMAGE_TYPES, IncomingFile, remove_file, sniff_mime_type, write_file
 from app.services.security import random_token, secrets_match
-from app.services.validation import is_http_url, parse_bool, parse_int
+from app.services.validation import MAX_ID, is_http_url, parse_bool, parse_int
 
 MAX_LOGO_BYTES = 2 * 1024 * 1024
 MAX_TARGET_SECONDS = 365 * 86400
@@ -61,7 +61,9 @@ async def _check_organization(user: User, value: object) -> int | None:
     organization_id = parse_int(value)
     if organization_id is None:
         raise ValidationError("The organization id field must be an integer.")
-    if not await Membership.exists(user_id=user.id, organization_id=organization_id):
+    if not 1 <= organization_id <= MAX_ID or not await Membership.exists(
+        user_id=user.id, organization_id=organization_id
+    ):
         raise NotFound("Invalid organization")
     return organization_id
 

@@ -18,7 +18,7 @@ from app.models import SENTIMENTS, Application, Attachment, Feedback, FeedbackTa
 from app.services import sentiment as sentiment_analysis
 from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD, claim_for_thread
 from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, move_thread_counts, normalize_tag, tag_new_thread
-from app.services.validation import normalize_email, parse_int
+from app.services.validation import MAX_ID, normalize_email, parse_int, storable
 
 MIN_MESSAGE_LENGTH = 3
 MAX_MESSAGE_LENGTH = 20_000
@@ -69,7 +69,7 @@ def _parse_tags(value: object) -> tuple[str, ...]:
         if text.startswith("["):
             try:
                 value = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise ValidationError(N_("Invalid tags")) from None
         else:
             value = text.split(",")
@@ -87,13 +87,13 @@ def _parse_properties(value: object) -> dict | list:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ValidationError(N_("Invalid properties")) from None
     if not isinstance(value, dict | list):
         raise ValidationError(N_("Invalid properties"))
     if len(json.dumps(value)) > MAX_PROPERTIES_BYTES:
         raise ValidationError(N_("Invalid properties"))
-    return value
+    return storable(value)  # type: ignore[return-value]
 
 
 def _parse_attachments(value: object) -> tuple[int, ...]:
@@ -102,14 +102,14 @@ def _parse_attachments(value: object) -> tuple[int, ...]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ValidationError(N_("Invalid attachments")) from None
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, list) or not value or len(value) > MAX_ATTACHMENTS_PER_THREAD:
         raise ValidationError(N_("Invalid attachments"))
     ids = [parse_int(item) for item in value]
-    if any(item is None or item < 1 for item in ids):
+    if any(item is None or not 1 <= item <= MAX_ID for item in ids):
         raise ValidationError(N_("Invalid attachments"))
     return tuple(dict.fromkeys(ids))  # type: ignore[arg-type]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+MAX_ID = 2**31 - 1
+
 _EMAIL = re.compile(
     r"^[^@\s\x00-\x1f<>(),;:\"\[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$"
 )
@@ -54,3 +56,18 @@ def parse_int(value: object) -> int | None:
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,18}\s*", value):
         return int(value)
     return None
+
+
+def storable(value: object) -> object:
+    """Make every string of decoded input storable by both databases.
+
+    PostgreSQL refuses NUL characters in text and JSONB, and no database accepts the lone
+    surrogates that JSON escapes can produce; both would otherwise turn bad input into a 500.
+    """
+    if isinstance(value, str):
+        return value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [storable(item) for item in value]
+    return value
