@@ -8,9 +8,10 @@ session, and emptied after every test.
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -130,3 +131,35 @@ def client(app: Quart) -> TestClientProtocol:
 def api(client: TestClientProtocol) -> Api:
     """Calls the APIs through the test client, as any user (see tests.factories.Api)."""
     return Api(client)
+
+
+class QueryCounter(logging.Handler):
+    """Counts the SQL statements Tortoise sends (it logs each one at DEBUG)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.statements: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if not message.startswith(("Created connection pool", "Closed connection pool")):
+            self.statements.append(message)
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)
+
+
+@pytest.fixture
+def queries() -> Iterator[QueryCounter]:
+    """Record the statements run while the test runs; reset with ``queries.statements.clear()``."""
+    logger = logging.getLogger("tortoise.db_client")
+    counter = QueryCounter()
+    previous = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(counter)
+    try:
+        yield counter
+    finally:
+        logger.removeHandler(counter)
+        logger.setLevel(previous)

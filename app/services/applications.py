@@ -112,7 +112,8 @@ async def _clean_fields(user: User, data: Mapping[str, object], creating: bool) 
 def _check_logo(logo: IncomingFile) -> str:
     if len(logo.content) > MAX_LOGO_BYTES:
         raise ValidationError("The logo field must not be greater than 2048 kilobytes.")
-    mime_type = sniff_mime_type(logo.content, logo.filename)
+    # Judged by the bytes alone: a logo is served as an image, whatever its name claims.
+    mime_type = sniff_mime_type(logo.content, "")
     if mime_type not in IMAGE_TYPES:
         raise ValidationError("The logo field must be an image (PNG, JPEG, GIF or WebP).")
     return mime_type

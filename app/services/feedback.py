@@ -195,6 +195,7 @@ async def create_thread(application: Application, submission: Submission) -> Fee
 
     async def work() -> Feedback:
         member = await _upsert_member(application.id, submission.email, submission.name)
+        now = datetime.now(UTC)
         thread = await Feedback.create(
             application_id=application.id,
             member=member,
@@ -206,7 +207,8 @@ async def create_thread(application: Application, submission: Submission) -> Fee
             ip_address=submission.ip_address,
             user_agent=submission.user_agent,
             properties=submission.properties,
-            last_reply_at=datetime.now(UTC),
+            created_at=now,
+            last_reply_at=now,
         )
         await claim_for_thread(application.id, thread.id, submission.attachments)
         await tag_new_thread(application.id, thread.id, submission.tags)

@@ -1,0 +1,63 @@
+"""Every list runs a fixed number of queries, however many rows it shows (no N+1)."""
+
+from __future__ import annotations
+
+from app.services.attachments import store_uploads
+from app.services.files import IncomingFile
+from tests.factories import make_application, make_reply, make_thread, make_token, make_user
+
+
+async def _application_with_threads(count: int, settings):
+    user = await make_user(plan="team")
+    application = await make_application(user)
+    for number in range(count):
+        [upload] = await store_uploads(
+            application,
+            [IncomingFile(f"shot{number}.png", b"\x89PNG\r\n\x1a\n" + bytes(20))],
+            settings.data_dir,
+            10**6,
+        )
+        thread = await make_thread(application, tags=f"tag{number % 3},common", attachments=[upload])
+        await make_reply(user, application, thread)
+        await make_reply(user, application, thread, "internal", type="note")
+    return application, await make_token(user)
+
+
+async def _statements_for(api, queries, path: str, token: str) -> int:
+    queries.statements.clear()
+    response = await api.get(path, token)
+    assert response.status_code == 200
+    return queries.count
+
+
+async def test_feedback_list_query_count_does_not_grow_with_threads(api, queries, settings):
+    small, small_token = await _application_with_threads(2, settings)
+    large, large_token = await _application_with_threads(12, settings)
+
+    few = await _statements_for(api, queries, f"/applications/{small.id}/feedback", small_token)
+    many = await _statements_for(api, queries, f"/applications/{large.id}/feedback", large_token)
+
+    assert few == many
+    assert many <= 10
+
+
+async def test_replies_list_query_count_does_not_grow_with_replies(api, queries, settings):
+    small, small_token = await _application_with_threads(2, settings)
+    large, large_token = await _application_with_threads(12, settings)
+
+    few = await _statements_for(api, queries, f"/applications/{small.id}/replies", small_token)
+    many = await _statements_for(api, queries, f"/applications/{large.id}/replies", large_token)
+
+    assert few == many
+    assert many <= 6
+
+
+async def test_tags_list_query_count_does_not_grow_with_tags(api, queries, settings):
+    small, small_token = await _application_with_threads(1, settings)
+    large, large_token = await _application_with_threads(9, settings)
+
+    few = await _statements_for(api, queries, f"/applications/{small.id}/tags", small_token)
+    many = await _statements_for(api, queries, f"/applications/{large.id}/tags", large_token)
+
+    assert few == many
+    assert many <= 4
