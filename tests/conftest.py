@@ -19,8 +19,8 @@ import asyncpg
 import pytest
 from quart import Quart
 from quart.typing import TestClientProtocol
-from tortoise.backends.base.executor import EXECUTOR_CACHE
 from tortoise import Tortoise
+from tortoise.backends.base.executor import EXECUTOR_CACHE
 from tortoise.contrib.test import _topological_sort_models
 
 from app import create_app

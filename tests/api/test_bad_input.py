@@ -164,7 +164,7 @@ async def test_odd_feedback_ids_are_invalid_feedback(api, owner, feedback_id):
     ids=range(7),
 )
 async def test_malformed_reply_is_a_400_that_writes_nothing(api, owner, body):
-    user, application, token = owner
+    _, application, token = owner
     thread = await make_thread(application)
 
     response = await api.post(
