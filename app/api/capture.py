@@ -77,8 +77,10 @@ async def upload(application_id: str) -> Response:
     files: list[IncomingFile] = []
     if request.mimetype == "multipart/form-data":
         for _, item in (await request.files).items(multi=True):
-            with item:
+            try:
                 content = item.read()
+            finally:
+                item.close()
             if item.filename or content:
                 files.append(IncomingFile(item.filename or "file", content))
     config = settings()
