@@ -1,0 +1,192 @@
+"""The migrations build the models' schema, from nothing, on SQLite and PostgreSQL, and only once.
+
+Tortoise keeps one global ORM per process and the test session's ORM is open on its own
+databases, so every migration run here happens in a child process of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sqlite3
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+from tortoise.models import Model
+
+from app import models
+from app.config import sqlite_url
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
+POSTGRES_ENV = "EARFUL_TEST_POSTGRES_URL"
+RECORDER_TABLE = "tortoise_migrations"
+
+UPGRADE_SCRIPT = """
+import asyncio, sys
+from app.db import upgrade_database
+asyncio.run(upgrade_database(sys.argv[1]))
+"""
+
+# What `tortoise makemigrations` does (tortoise/cli/cli.py), printing the operations it would write.
+PENDING_CHANGES_SCRIPT = """
+import asyncio, json, sys
+from tortoise.cli.cli import tortoise_cli_context
+from tortoise.config import TortoiseConfig
+from tortoise.migrations.autodetector import MigrationAutodetector
+from app.db import tortoise_config
+
+async def pending(url):
+    config = TortoiseConfig.from_dict(tortoise_config(url))
+    apps = {label: app.to_dict() for label, app in config.apps.items()}
+    config_dict = config.to_dict()
+    config_dict["apps"] = apps
+    async with tortoise_cli_context(config_dict) as ctx:
+        writers = await MigrationAutodetector(ctx.apps, apps).changes()
+    return [f"{w.app_label}: {operation.describe()}" for w in writers for operation in w.operations]
+
+print(json.dumps(asyncio.run(pending(sys.argv[1]))))
+"""
+
+
+async def run_python(script: str, *args: str) -> str:
+    """Run ``script`` in a fresh interpreter at the project root; returns its stdout."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("EARFUL_")}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        script,
+        *args,
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, stderr.decode()
+    return stdout.decode()
+
+
+async def upgrade(database_url: str) -> None:
+    await run_python(UPGRADE_SCRIPT, database_url)
+
+
+def migration_names() -> list[str]:
+    return sorted(path.stem for path in MIGRATIONS_DIR.glob("*.py") if re.match(r"\d{4}_", path.name))
+
+
+def model_tables() -> set[str]:
+    """The table of every model of the app."""
+    found = (getattr(models, name) for name in models.__all__)
+    return {model._meta.db_table for model in found if isinstance(model, type) and issubclass(model, Model)}
+
+
+def asyncpg_dsn(url: str) -> str:
+    return "postgresql://" + url.split("://", 1)[1]
+
+
+async def sqlite_schema(database_url: str) -> dict[str, object]:
+    path = database_url.removeprefix("sqlite://").split("?", 1)[0]
+    connection = sqlite3.connect(path)
+    try:
+        objects = connection.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).fetchall()
+        applied = connection.execute(f"SELECT app, name FROM {RECORDER_TABLE} ORDER BY id").fetchall()
+    finally:
+        connection.close()
+    return {
+        "tables": sorted(name for kind, name, _, _ in objects if kind == "table"),
+        "objects": objects,
+        "applied": [tuple(row) for row in applied],
+    }
+
+
+async def postgres_schema(database_url: str) -> dict[str, object]:
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        tables = await connection.fetch(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = 'public' ORDER BY table_name"
+        )
+        columns = await connection.fetch(
+            "SELECT table_name, column_name, data_type, is_nullable, column_default"
+            " FROM information_schema.columns WHERE table_schema = 'public'"
+            " ORDER BY table_name, column_name"
+        )
+        indexes = await connection.fetch(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname"
+        )
+        applied = await connection.fetch(f"SELECT app, name FROM {RECORDER_TABLE} ORDER BY id")
+    finally:
+        await connection.close()
+    return {
+        "tables": [row["table_name"] for row in tables],
+        "objects": [tuple(row) for row in columns] + [tuple(row) for row in indexes],
+        "applied": [tuple(row) for row in applied],
+    }
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """The URL of a database that exists and holds nothing, on each backend."""
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path / "data" / "earful.sqlite3")
+        return
+    admin_url = os.environ.get(POSTGRES_ENV)
+    if not admin_url:
+        pytest.skip(f"PostgreSQL tests skipped: {POSTGRES_ENV} is not set")
+    name = f"earful_migrations_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(asyncpg_dsn(admin_url))
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    yield urlunsplit(urlsplit(admin_url)._replace(path=f"/{name}"))
+    admin = await asyncpg.connect(asyncpg_dsn(admin_url))
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+async def schema_of(database_url: str) -> dict[str, object]:
+    if database_url.startswith("sqlite://"):
+        return await sqlite_schema(database_url)
+    return await postgres_schema(database_url)
+
+
+async def test_models_and_migrations_agree(tmp_path):
+    pending = json.loads(await run_python(PENDING_CHANGES_SCRIPT, sqlite_url(tmp_path / "earful.sqlite3")))
+
+    assert pending == [], "models changed without a migration (run `make migration`):\n" + "\n".join(pending)
+
+
+async def test_upgrade_builds_every_table_on_an_empty_database(empty_database):
+    await upgrade(empty_database)
+
+    schema = await schema_of(empty_database)
+    assert set(schema["tables"]) == model_tables() | {RECORDER_TABLE}
+
+
+async def test_upgrade_records_every_migration(empty_database):
+    await upgrade(empty_database)
+
+    schema = await schema_of(empty_database)
+    assert schema["applied"] == [("models", name) for name in migration_names()]
+
+
+async def test_upgrade_run_again_changes_nothing(empty_database):
+    await upgrade(empty_database)
+    before = await schema_of(empty_database)
+
+    await upgrade(empty_database)
+
+    assert await schema_of(empty_database) == before
