@@ -26,7 +26,8 @@ from tortoise.contrib.test import _topological_sort_models
 from app import create_app
 from app.config import Settings, sqlite_url
 from app.db import close_database, open_database, upgrade_database
-from tests.factories import Api
+from app.models import Application, User
+from tests.factories import Api, make_application, make_token, make_user
 
 BASE_URL = "http://earful.test"
 INTAKE_DOMAIN = "in.earful.test"
@@ -125,6 +126,24 @@ async def app(settings: Settings) -> AsyncIterator[Quart]:
 @pytest.fixture
 def client(app: Quart) -> TestClientProtocol:
     return app.test_client()
+
+
+@pytest.fixture
+async def agent(db: str) -> User:
+    """An agent on the free plan."""
+    return await make_user(email="agent@example.com", name="Ann Agent")
+
+
+@pytest.fixture
+async def token(agent: User) -> str:
+    """A read and write token of ``agent``."""
+    return await make_token(agent)
+
+
+@pytest.fixture
+async def application(agent: User) -> Application:
+    """An application owned by ``agent``."""
+    return await make_application(agent)
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ async def update_feedback(application_id: str, feedback_id: str) -> Response:
     body = await read_body(INVALID_BODY)
     if "archived" not in body:
         raise ValidationError("Nothing sent to update")
-    archived = body["archived"] if isinstance(body["archived"], bool) else parse_bool(body["archived"])
+    archived = parse_bool(body["archived"])
     if archived is None:
         raise ValidationError("The archived field must be true or false.")
     thread = await feedback_service.set_archived(application, thread, archived)

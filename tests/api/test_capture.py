@@ -12,7 +12,7 @@ from werkzeug.datastructures import FileStorage
 from app import create_app
 from app.models import Attachment, Feedback, FormOpen, Member
 from tests.conftest import BASE_URL
-from tests.factories import Api, body_json, body_text, make_application, make_token, make_user
+from tests.factories import Api, body_json, body_text, make_application
 
 UNKNOWN_ID = 999_999
 USER_AGENT = "AcmeWidget/2.3 (iPhone; iOS 17.4)"
@@ -39,21 +39,6 @@ TRANSLATIONS = {"es": SPANISH, "pt": PORTUGUESE}
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def owner(db):
-    return await make_user()
-
-
-@pytest.fixture
-async def application(owner):
-    return await make_application(owner)
-
-
-@pytest.fixture
-async def token(owner):
-    return await make_token(owner, "read")
 
 
 def capture_path(application_id: object, action: str, key: str | None = None, **query: str) -> str:
@@ -165,8 +150,8 @@ async def test_every_platform_key_is_accepted(api, application, platform):
     await assert_text(response, 201, "OK")
 
 
-async def test_a_key_of_another_application_is_not_authorized(api, owner, application):
-    other = await make_application(owner)
+async def test_a_key_of_another_application_is_not_authorized(api, agent, application):
+    other = await make_application(agent)
 
     response = await api.post(capture_path(application.id, "open", other.key_api))
 
@@ -196,8 +181,8 @@ async def test_upload_records_each_file_for_the_application(api, application):
     ]
 
 
-async def test_upload_when_uploads_are_disabled_is_rejected(api, owner):
-    application = await make_application(owner, uploads_enabled=False)
+async def test_upload_when_uploads_are_disabled_is_rejected(api, agent):
+    application = await make_application(agent, uploads_enabled=False)
 
     response = await upload(api, application, ("a.txt", b"first"))
 
@@ -205,16 +190,16 @@ async def test_upload_when_uploads_are_disabled_is_rejected(api, owner):
     assert not await Attachment.filter(application_id=application.id).exists()
 
 
-async def test_uploads_disabled_is_checked_before_the_body(api, owner):
-    application = await make_application(owner, uploads_enabled=False)
+async def test_uploads_disabled_is_checked_before_the_body(api, agent):
+    application = await make_application(agent, uploads_enabled=False)
 
     response = await api.post(capture_path(application.id, "upload", application.key_api))
 
     await assert_text(response, 400, "Uploads not enabled")
 
 
-async def test_upload_checks_the_key_before_uploads_enabled(api, owner):
-    application = await make_application(owner, uploads_enabled=False)
+async def test_upload_checks_the_key_before_uploads_enabled(api, agent):
+    application = await make_application(agent, uploads_enabled=False)
 
     response = await api.post(capture_path(application.id, "upload", "wrong-key"))
 
@@ -564,8 +549,8 @@ async def test_submit_with_a_body_that_is_not_a_json_object_is_invalid(api, appl
     assert await nothing_written(application)
 
 
-async def test_submit_with_an_attachment_of_another_application_is_rejected(api, owner, application):
-    other = await make_application(owner)
+async def test_submit_with_an_attachment_of_another_application_is_rejected(api, agent, application):
+    other = await make_application(agent)
     foreign_ids = await upload_ids(api, other, ("notes.txt", b"hello"))
 
     response = await submit(api, application, {**VALID, "attachments": foreign_ids})
@@ -666,8 +651,8 @@ async def test_submit_in_an_unknown_language_answers_in_english(api, application
 
 
 @pytest.mark.parametrize("language", ["es", "pt"])
-async def test_upload_errors_are_translated_from_the_query_language(api, owner, language):
-    application = await make_application(owner, uploads_enabled=False)
+async def test_upload_errors_are_translated_from_the_query_language(api, agent, language):
+    application = await make_application(agent, uploads_enabled=False)
 
     response = await api.post(
         capture_path(application.id, "upload", application.key_api, language=language),

@@ -61,21 +61,6 @@ REPLY_FIELDS = {
 }
 
 
-@pytest.fixture
-async def agent(db):
-    return await make_user(email="agent@example.com", name="Ann Agent")
-
-
-@pytest.fixture
-async def token(agent):
-    return await make_token(agent)
-
-
-@pytest.fixture
-async def application(agent):
-    return await make_application(agent)
-
-
 def feedback_path(application, thread=None) -> str:
     path = f"/applications/{application.id}/feedback"
     return path if thread is None else f"{path}/{thread.id}"

@@ -5,30 +5,14 @@ from __future__ import annotations
 from io import BytesIO
 from urllib.parse import urlsplit
 
-import pytest
 from werkzeug.datastructures import FileStorage
 
 from tests.conftest import BASE_URL
-from tests.factories import body_json, body_text, make_application, make_token, make_user
+from tests.factories import body_json, body_text
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
 TEXT = b"line one\nline two\n\x00\xff binary tail"
 HTML_NAME = "<img src=x onerror=alert(1)>.html"
-
-
-@pytest.fixture
-async def owner(db):
-    return await make_user()
-
-
-@pytest.fixture
-async def application(owner):
-    return await make_application(owner)
-
-
-@pytest.fixture
-async def token(owner):
-    return await make_token(owner, "read")
 
 
 def local(url: str) -> str:

@@ -35,21 +35,6 @@ FEEDBACK_SUMMARY_FIELDS = {"id", "email", "message", "sentiment", "archived", "c
 
 
 @pytest.fixture
-async def agent(db):
-    return await make_user(email="agent@example.com", name="Ann Agent")
-
-
-@pytest.fixture
-async def token(agent):
-    return await make_token(agent)
-
-
-@pytest.fixture
-async def application(agent):
-    return await make_application(agent)
-
-
-@pytest.fixture
 async def thread(application):
     return await make_thread(application)
 
