@@ -3,10 +3,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+HTMX := app/static/vendor/htmx.min.js
 
 .PHONY: setup run test lint format migration messages clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(HTMX)
+
+# htmx comes from its npm package, pinned in package-lock.json; the copy is not committed.
+$(HTMX): package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	mkdir -p app/static/vendor
+	cp node_modules/htmx.org/dist/htmx.min.js $@
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

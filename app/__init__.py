@@ -17,14 +17,16 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     ``manage_db=False`` leaves the ORM to the caller (the tests open it per database).
     """
     from app.api import capture, files, management, threads
+    from app.views import register_views
 
     config = settings or load_settings()
-    app = Quart(__name__)
+    app = Quart(__name__, static_folder=None)
     app.config["EARFUL"] = config
     app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes
     app.secret_key = config.secret_key
     for module in (management, threads, capture, files):
         app.register_blueprint(module.blueprint)
+    register_views(app, config)
 
     @app.before_request
     async def refuse_unsized_bodies() -> Response | None:

@@ -1,6 +1,6 @@
 """Tortoise models, one module per aggregate, re-exported here for the ORM and the services."""
 
-from app.models.accounts import PLANS, AccessToken, Membership, Organization, User
+from app.models.accounts import PLANS, AccessToken, Membership, Organization, SignInFailure, User
 from app.models.applications import PLATFORMS, Application
 from app.models.feedback import (
     REPLY_TYPES,
@@ -29,6 +29,7 @@ __all__ = [
     "Membership",
     "Organization",
     "Reply",
+    "SignInFailure",
     "Tag",
     "User",
 ]

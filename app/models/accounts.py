@@ -69,3 +69,15 @@ class Membership(Model):
         table = "memberships"
         unique_together = (("organization_id", "user_id"),)
         indexes = (("user_id", "organization_id"),)
+
+
+class SignInFailure(Model):
+    """A failed sign-in, kept for a while to rate-limit guessing per account and per address."""
+
+    id = fields.IntField(primary_key=True)
+    key = fields.CharField(max_length=300)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "sign_in_failures"
+        indexes = (("key", "created_at"),)

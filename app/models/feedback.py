@@ -48,7 +48,12 @@ class Feedback(Model):
 
     class Meta:
         table = "feedback"
-        indexes = (("application_id", "archived", "id"), ("member_id",))
+        indexes = (
+            ("application_id", "archived", "id"),
+            ("application_id", "archived", "sentiment", "id"),
+            ("application_id", "created_at"),
+            ("member_id",),
+        )
 
 
 class Reply(Model):

@@ -1,0 +1,88 @@
+"""The agent web app: server-rendered pages under ``/app``, with htmx for partial updates.
+
+Views parse input, call the services and render templates; they hold no rules of their own.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from quart import Blueprint, Quart, Response, redirect, render_template, request, url_for
+from quart_auth import QuartAuth
+
+from app.config import Settings
+from app.views.assets import Assets, build_blueprint
+from app.views.security import CONTENT_SECURITY_POLICY, UNSAFE_METHODS, check_csrf, csrf_token, load_agent
+
+PREFIX = "/app"
+SESSION_LIFETIME = timedelta(days=14)
+
+
+def register_views(app: Quart, settings: Settings) -> None:
+    """Mount the web app, its static files and its security rules on ``app``."""
+    from app.views import auth
+
+    app.config.update(
+        QUART_AUTH_COOKIE_SECURE=settings.is_secure,
+        QUART_AUTH_COOKIE_SAMESITE="Lax",
+        QUART_AUTH_DURATION=int(SESSION_LIFETIME.total_seconds()),
+        SESSION_COOKIE_SECURE=settings.is_secure,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        PERMANENT_SESSION_LIFETIME=SESSION_LIFETIME,
+    )
+    QuartAuth(app)
+    assets = Assets()
+    app.register_blueprint(build_blueprint(assets))
+
+    views = Blueprint("views", __name__, url_prefix=PREFIX)
+    for module in (auth, *_page_modules()):
+        views.register_blueprint(module.blueprint)
+
+    @views.get("/")
+    async def home() -> Response:
+        return redirect(url_for("views.applications.list_applications"))
+
+    @views.before_request
+    async def require_csrf_token() -> Response | None:
+        if request.method in UNSAFE_METHODS and not await check_csrf():
+            return Response(
+                "The form has expired. Reload the page and try again.", 400, mimetype="text/plain"
+            )
+        return None
+
+    @views.after_request
+    async def harden(response: Response) -> Response:
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        if response.mimetype == "text/html":
+            response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    app.register_blueprint(views)
+
+    @app.context_processor
+    async def page_globals() -> dict[str, object]:
+        return {
+            "asset": assets.url,
+            "csrf_token": csrf_token,
+            "agent": await load_agent()
+            if request.blueprint and request.blueprint.startswith("views")
+            else None,
+            "settings": settings,
+        }
+
+    @app.get("/")
+    async def root() -> Response:
+        return redirect(url_for("views.home"))
+
+    app.jinja_env.globals["render_template"] = render_template
+
+
+def _page_modules() -> tuple:
+    """The page blueprints of the web app, besides sign-in."""
+    from app.views import account, applications, inbox, organizations, stats, threads
+
+    return (applications, inbox, threads, account, organizations, stats)

@@ -1,0 +1,5 @@
+"""Web app pages: applications (being built)."""
+
+from quart import Blueprint
+
+blueprint = Blueprint("applications", __name__)

@@ -1,0 +1,5 @@
+"""Web app pages: inbox (being built)."""
+
+from quart import Blueprint
+
+blueprint = Blueprint("inbox", __name__)

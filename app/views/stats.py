@@ -1,0 +1,5 @@
+"""Web app pages: stats (being built)."""
+
+from quart import Blueprint
+
+blueprint = Blueprint("stats", __name__)
