@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 HTMX := app/static/vendor/htmx.min.js
 
-.PHONY: setup run test lint format migration messages clean
+.PHONY: setup run test lint format migration messages clean browser screenshots
 
 setup: $(STAMP) $(HTMX)
 
@@ -24,12 +24,20 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/earful serve
 
-test: setup lint
+# Browser tests drive Debian's Chromium (Playwright never downloads a browser of its own here).
+browser:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+test: setup lint browser
 	@if [ -z "$$EARFUL_TEST_POSTGRES_URL" ]; then \
 	  echo "NOTE: EARFUL_TEST_POSTGRES_URL is not set, so the PostgreSQL half of the suite is SKIPPED."; \
 	  echo "      Run 'EARFUL_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres make test' for both databases."; \
 	fi
 	$(BIN)/pytest
+
+# PNGs of the inbox, a thread and the statistics page, shown in the README.
+screenshots: setup browser
+	$(BIN)/python scripts/screenshots.py
 
 lint: setup
 	$(BIN)/ruff check .

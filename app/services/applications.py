@@ -187,3 +187,8 @@ async def authenticate_capture(application_id: int, key: str | None, missing: st
     if not key or not any(matches):
         raise Forbidden(N_("Not authorized"))
     return application
+
+
+async def list_applications_with_organizations(user: User) -> list[Application]:
+    """Every application the user may see, oldest first, with its organization loaded."""
+    return await visible_applications(user).order_by("id").prefetch_related("organization")

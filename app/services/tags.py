@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
-from tortoise.expressions import F
+from tortoise.exceptions import IntegrityError
+from tortoise.expressions import F, Subquery
+from tortoise.transactions import in_transaction
 
-from app.models import FeedbackTag, Tag
+from app.db import atomic
+from app.errors import ValidationError
+from app.models import Application, Feedback, FeedbackTag, Tag
 
 PALETTE = (
     "#e5484d",
@@ -74,3 +79,69 @@ async def move_thread_counts(feedback_id: int, archived: bool) -> None:
         await Tag.filter(id__in=tag_ids).update(
             open_count=F("open_count") + 1, archived_count=F("archived_count") - 1
         )
+
+
+async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[Tag]]:
+    """The tags of many threads, by thread id and then by name, in one query."""
+    found: dict[int, list[Tag]] = {feedback_id: [] for feedback_id in feedback_ids}
+    if found:
+        links = FeedbackTag.filter(feedback_id__in=list(found)).select_related("tag")
+        for link in await links.order_by("tag__name"):
+            found[link.feedback_id].append(link.tag)
+    return found
+
+
+def check_tag_name(name: object) -> str:
+    """Validate a tag name typed by an agent and return it normalized."""
+    text = normalize_tag(name) if isinstance(name, str) else ""
+    if not text:
+        raise ValidationError("Enter a tag name.")
+    if len(text) > MAX_TAG_LENGTH:
+        raise ValidationError("A tag name must not be longer than %(max)d characters.", max=MAX_TAG_LENGTH)
+    return text
+
+
+async def _lock_thread(feedback_id: int) -> bool:
+    """Touch the thread first: it takes the write lock (SQLite) or the row lock (PostgreSQL), so a
+    concurrent archive waits and the archived flag read next stays true until commit."""
+    await Feedback.filter(id=feedback_id).update(updated_at=datetime.now(UTC))
+    archived = await Feedback.filter(id=feedback_id).values_list("archived", flat=True)
+    return bool(archived and archived[0])
+
+
+async def add_tag_to_thread(application: Application, thread: Feedback, name: object) -> Tag:
+    """Tag a thread (creating the tag if needed) and count it as open or archived, in one transaction.
+
+    Adding a tag the thread already has changes nothing.
+    """
+    text = check_tag_name(name)
+
+    async def work() -> Tag:
+        archived = await _lock_thread(thread.id)
+        tag = (await ensure_tags(application.id, [text]))[0]
+        try:
+            async with in_transaction():  # a savepoint: a duplicate link must not abort the unit
+                await FeedbackTag.create(feedback_id=thread.id, tag_id=tag.id)
+        except IntegrityError:
+            return tag
+        if await FeedbackTag.filter(feedback_id=thread.id).count() > MAX_TAGS:
+            raise ValidationError("A thread can have at most %(max)d tags.", max=MAX_TAGS)
+        counter = "archived_count" if archived else "open_count"
+        await Tag.filter(id=tag.id).update(**{counter: F(counter) + 1})
+        return tag
+
+    return await atomic(work)
+
+
+async def remove_tag_from_thread(application: Application, thread: Feedback, tag_id: int) -> None:
+    """Untag a thread and uncount it, in one transaction; removing a tag it lacks changes nothing."""
+
+    async def work() -> None:
+        archived = await _lock_thread(thread.id)
+        tag_ids = Subquery(Tag.filter(id=tag_id, application_id=application.id).values("id"))
+        removed = await FeedbackTag.filter(feedback_id=thread.id, tag_id__in=tag_ids).delete()
+        if removed:
+            counter = "archived_count" if archived else "open_count"
+            await Tag.filter(id=tag_id).update(**{counter: F(counter) - 1})
+
+    await atomic(work)

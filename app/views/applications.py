@@ -1,5 +1,273 @@
-"""Web app pages: applications (being built)."""
+"""Applications admin: the list, creating and editing, keys, rotation and the widget snippet."""
 
-from quart import Blueprint
+from __future__ import annotations
+
+from typing import Any
+
+from quart import (
+    Blueprint,
+    Response,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from werkzeug.datastructures import MultiDict
+from wtforms import BooleanField, FileField, IntegerField, SelectChoice, SelectField, StringField, URLField
+from wtforms.validators import InputRequired, Length, NumberRange, Optional
+
+from app.config import Settings
+from app.errors import DomainError
+from app.models import PLATFORMS, Application, User
+from app.services import applications as service
+from app.services.files import IncomingFile
+from app.services.organizations import list_organizations
+from app.services.stats import format_duration
+from app.views.security import CSRFForm, agent_required, current_agent
 
 blueprint = Blueprint("applications", __name__)
+
+PLATFORM_LABELS = {"javascript": "JavaScript", "ios": "iOS", "android": "Android", "api": "API"}
+TARGET_UNITS = {"hours": 3600, "minutes": 60}
+MAX_TARGET_HOURS = service.MAX_TARGET_SECONDS // 3600
+
+
+class ApplicationForm(CSRFForm):
+    """The fields of an application, for both creating and editing it."""
+
+    name = StringField("Name", validators=[InputRequired(message="Enter a name."), Length(max=200)])
+    url = URLField("Website", validators=[Optional(), Length(max=2048)])
+    logo = FileField("Logo")
+    organization = SelectField("Organization", choices=[SelectChoice("", "None (only you)")])
+    uploads_enabled = BooleanField("Let people attach files to their feedback", default=True)
+    target_value = IntegerField(
+        "Target first-reply time",
+        default=24,
+        validators=[
+            InputRequired(message="Enter a number."),
+            NumberRange(min=0, max=service.MAX_TARGET_SECONDS // 60, message="Enter a smaller number."),
+        ],
+    )
+    target_unit = SelectField(
+        "Unit", choices=[SelectChoice("hours"), SelectChoice("minutes")], default="hours"
+    )
+
+    def target_seconds(self) -> int:
+        return int(self.target_value.data or 0) * TARGET_UNITS[self.target_unit.data or "hours"]
+
+    def service_fields(self) -> dict[str, object]:
+        """The form's values under the names of the application service."""
+        return {
+            "name": self.name.data or "",
+            "url": (self.url.data or "").strip(),
+            "organization_id": self.organization.data or None,
+            "uploads_enabled": "true" if self.uploads_enabled.data else "false",
+            "target_average_first_reply_time": self.target_seconds(),
+        }
+
+
+def _settings() -> Settings:
+    return current_app.config["EARFUL"]
+
+
+async def _form(
+    agent: User, formdata: Any = None, data: dict[str, object] | None = None, current: int | None = None
+) -> ApplicationForm:
+    """The application form with the agent's organizations to choose from.
+
+    ``current`` is the application's organization, offered even if the agent has left it.
+    """
+    form = ApplicationForm(formdata, data=data)
+    organizations = await list_organizations(agent)
+    choices = [SelectChoice("", "None (only you)")]
+    choices += [SelectChoice(str(organization.id), organization.name) for organization in organizations]
+    if current and current not in {organization.id for organization in organizations}:
+        choices.append(SelectChoice(str(current), "Current organization"))
+    form.organization.choices = choices
+    return form
+
+
+def _form_data_of(application: Application) -> dict[str, object]:
+    """Pre-fill values of the form for an existing application."""
+    target = application.target_average_first_reply_time
+    hours = not target % 3600
+    return {
+        "name": application.name,
+        "url": application.url or "",
+        "organization": str(application.organization_id or ""),
+        "uploads_enabled": application.uploads_enabled,
+        "target_value": target // 3600 if hours else round(target / 60),
+        "target_unit": "hours" if hours else "minutes",
+    }
+
+
+async def _posted() -> tuple[MultiDict, IncomingFile | None]:
+    """The posted form fields, and the uploaded logo if one was chosen."""
+    form, files = await request.form, await request.files
+    logo = None
+    upload = files.get("logo")
+    if upload is not None:
+        try:
+            content = upload.read()
+        finally:
+            upload.close()
+        if content:
+            logo = IncomingFile(upload.filename or "logo", content)
+    return form, logo
+
+
+def logo_url(application: Application) -> str | None:
+    """Address of an application's logo, if it has one."""
+    if not application.logo_name:
+        return None
+    return url_for("files.logo", application_id=application.id, name=application.logo_name)
+
+
+def widget_snippet(application: Application) -> str:
+    """The HTML that embeds the feedback widget on the application's website."""
+    return (
+        f'<script src="{_settings().base_url}/widget.js" data-app="{application.id}" '
+        f'data-key="{application.key_javascript}" async></script>'
+    )
+
+
+def _keys(application: Application) -> list[dict[str, str]]:
+    return [
+        {"platform": p, "label": PLATFORM_LABELS[p], "value": getattr(application, f"key_{p}")}
+        for p in PLATFORMS
+    ]
+
+
+def _is_htmx() -> bool:
+    return bool(request.headers.get("HX-Request"))
+
+
+# --- list and create ---------------------------------------------------------------------------
+
+
+@blueprint.get("/applications")
+@agent_required
+async def list_applications() -> str:
+    """The agent's applications, with their open threads and where to go next."""
+    applications = await service.list_applications_with_organizations(current_agent())
+    return await render_template("applications/list.html", applications=applications, logo_url=logo_url)
+
+
+@blueprint.route("/applications/new", methods=["GET", "POST"])
+@agent_required
+async def new_application() -> Response | tuple[str, int]:
+    """Create an application; on success go to its settings page with its keys."""
+    agent = current_agent()
+    if request.method == "GET":
+        form = await _form(agent)
+        return await render_template("applications/new.html", form=form, error=None), 200
+    formdata, logo = await _posted()
+    form = await _form(agent, formdata)
+    error = None
+    if form.validate():
+        try:
+            application = await service.create_application(
+                agent, form.service_fields(), logo, _settings().data_dir
+            )
+        except DomainError as failure:
+            error = str(failure)
+        else:
+            await flash(f"{application.name} is ready. Add the widget to your website below.", "success")
+            return redirect(
+                url_for("views.applications.show_application", application_id=application.id), 303
+            )
+    return await render_template("applications/new.html", form=form, error=error), 422
+
+
+# --- settings, edit, keys ----------------------------------------------------------------------
+
+
+async def _settings_context(
+    agent: User, application: Application, form: ApplicationForm | None = None, **extra: object
+) -> dict[str, object]:
+    """Everything the settings page shows; a failed edit passes its own form."""
+    await application.fetch_related("organization")
+    intake = service.intake_address(application, _settings().intake_domain)
+    return {
+        "application": application,
+        "form": form
+        or await _form(agent, data=_form_data_of(application), current=application.organization_id),
+        "logo_url": logo_url(application),
+        "keys": _keys(application),
+        "intake_address": intake,
+        "snippet": widget_snippet(application),
+        "target_label": format_duration(application.target_average_first_reply_time),
+        "error": None,
+        "saved": False,
+        **extra,
+    }
+
+
+@blueprint.get("/applications/<int:application_id>")
+@agent_required
+async def show_application(application_id: int) -> str:
+    """Settings of one application: its fields, keys, intake address and widget snippet."""
+    agent = current_agent()
+    application = await service.get_application(agent, application_id)
+    return await render_template("applications/show.html", **await _settings_context(agent, application))
+
+
+@blueprint.post("/applications/<int:application_id>")
+@agent_required
+async def update_application(application_id: int) -> Response | tuple[str, int]:
+    """Save the edit form; htmx gets the form back, a plain post is redirected."""
+    agent = current_agent()
+    application = await service.get_application(agent, application_id)
+    formdata, logo = await _posted()
+    form = await _form(agent, formdata, current=application.organization_id)
+    error = None
+    if form.validate():
+        fields = form.service_fields()
+        if (form.organization.data or "") == str(application.organization_id or ""):
+            del fields["organization_id"]  # unchanged: kept even if the agent has left it since
+        try:
+            await service.update_application(agent, application, fields, logo, _settings().data_dir)
+        except DomainError as failure:
+            error = str(failure)
+        else:
+            if _is_htmx():
+                context = await _settings_context(agent, application, saved=True)
+                return await render_template("partials/applications/settings-update.html", **context), 200
+            await flash("Changes saved.", "success")
+            return redirect(
+                url_for("views.applications.show_application", application_id=application.id), 303
+            )
+    else:
+        error = "Check the highlighted fields."
+    context = await _settings_context(agent, application, form=form, error=error)
+    template = "partials/applications/form.html" if _is_htmx() else "applications/show.html"
+    return await render_template(template, **context), 422
+
+
+platforms = "any(" + ", ".join(PLATFORMS) + ")"
+
+
+@blueprint.post(f"/applications/<int:application_id>/keys/<{platforms}:platform>/rotate")
+@agent_required
+async def rotate_key(application_id: int, platform: str) -> Response | str:
+    """Replace one key; the old one stops working at once."""
+    agent = current_agent()
+    application = await service.get_application(agent, application_id)
+    await service.rotate_key(application, platform)
+    label = PLATFORM_LABELS[platform]
+    if _is_htmx():
+        key = next(key for key in _keys(application) if key["platform"] == platform)
+        return await render_template(
+            "partials/applications/key-rotated.html",
+            application=application,
+            key=key,
+            rotated=True,
+            snippet=widget_snippet(application) if platform == "javascript" else None,
+        )
+    await flash(f"New {label} key. The old one no longer works.", "success")
+    return redirect(
+        url_for("views.applications.show_application", application_id=application.id) + "#keys",
+        303,
+    )

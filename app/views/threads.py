@@ -1,5 +1,197 @@
-"""Web app pages: threads (being built)."""
+"""The thread page: the message, its sender and metadata, the conversation, replies, tags, archive."""
 
-from quart import Blueprint
+from __future__ import annotations
+
+from quart import Blueprint, Response, redirect, render_template, request, url_for
+from wtforms import StringField, TextAreaField
+
+from app.errors import DomainError, NotFound
+from app.models import Application, Feedback
+from app.services.applications import get_application
+from app.services.feedback import get_thread, get_thread_details, set_archived
+from app.services.plans import includes_internal_notes
+from app.services.replies import create_agent_reply
+from app.services.tags import add_tag_to_thread, list_tags, remove_tag_from_thread
+from app.services.validation import MAX_ID
+from app.views.inbox import check_ids, not_found_page
+from app.views.security import CSRFForm, agent_required, current_agent
+from app.views.thread_display import HELPERS, display_properties, inbox_filters
 
 blueprint = Blueprint("threads", __name__)
+
+THREAD = "/applications/<int:application_id>/feedback/<int:feedback_id>"
+NOTES_REASON = "Internal notes are part of the Team plan."
+
+
+class ReplyForm(CSRFForm):
+    message = TextAreaField("Message")
+    type = StringField("Send as", default="reply")  # "reply" or "note", checked by the service
+
+
+class TagForm(CSRFForm):
+    name = StringField("Tag")
+
+
+async def _thread_context(
+    application: Application,
+    feedback_id: int,
+    reply_form: ReplyForm | None = None,
+    reply_error: str | None = None,
+    tag_form: TagForm | None = None,
+    tag_error: str | None = None,
+) -> dict[str, object]:
+    """Everything the thread page and its fragments show; used by GET and by failed POSTs."""
+    details = await get_thread_details(application, feedback_id)
+    filters = inbox_filters(request.args)
+    return {
+        **HELPERS,
+        "application": application,
+        "details": details,
+        "thread": details.thread,
+        "member": details.thread.member,
+        "properties": display_properties(details.thread.properties),
+        "notes_allowed": await includes_internal_notes(application),
+        "notes_reason": NOTES_REASON,
+        "all_tags": await list_tags(application.id),
+        "reply_form": reply_form or ReplyForm(),
+        "reply_error": reply_error,
+        "tag_form": tag_form or TagForm(),
+        "tag_error": tag_error,
+        "filters": filters,
+        "back_url": url_for("views.inbox.list_threads", application_id=application.id, **filters),
+        "action": lambda name, **extra: url_for(
+            f"views.threads.{name}",
+            application_id=application.id,
+            feedback_id=feedback_id,
+            **extra,
+            **filters,
+        ),
+        "section": "thread",
+    }
+
+
+async def _load(application_id: int, feedback_id: int) -> tuple[Application, Feedback]:
+    """The agent's application and one of its threads; NotFound for anything else."""
+    check_ids(application_id, feedback_id)
+    application = await get_application(current_agent(), application_id)
+    return application, await get_thread(application, feedback_id)
+
+
+def _is_htmx() -> bool:
+    return bool(request.headers.get("HX-Request"))
+
+
+def _back_to_thread(application_id: int, feedback_id: int) -> Response:
+    """Without JavaScript, a successful POST goes back to the thread page (POST/redirect/GET)."""
+    target = url_for(
+        "views.threads.show_thread",
+        application_id=application_id,
+        feedback_id=feedback_id,
+        **inbox_filters(request.args),
+    )
+    return redirect(target, 303)
+
+
+async def _render(fragment: str, context: dict[str, object], status: int = 200) -> tuple[str, int]:
+    """The fragment for htmx, else the whole page (with the same context)."""
+    template = fragment if _is_htmx() else "threads/show.html"
+    return await render_template(template, **context), status
+
+
+@blueprint.get(THREAD)
+@agent_required
+async def show_thread(application_id: int, feedback_id: int) -> tuple[str, int] | str:
+    """The thread page."""
+    try:
+        check_ids(application_id, feedback_id)
+        application = await get_application(current_agent(), application_id)
+        context = await _thread_context(application, feedback_id)
+    except NotFound as error:
+        return await not_found_page(error)
+    return await render_template("threads/show.html", **context)
+
+
+@blueprint.post(THREAD + "/replies")
+@agent_required
+async def create_reply(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+    """Send a reply to the customer or add an internal note."""
+    try:
+        application, thread = await _load(application_id, feedback_id)
+    except NotFound as error:
+        return await not_found_page(error)
+    form = ReplyForm(await request.form)
+    try:
+        await create_agent_reply(current_agent(), application, thread, form.message.data, form.type.data)
+    except DomainError as error:
+        context = await _thread_context(application, feedback_id, reply_form=form, reply_error=str(error))
+        return await _render("partials/threads/conversation.html", context, error.status)
+    if not _is_htmx():
+        return _back_to_thread(application_id, feedback_id)
+    return await _render(
+        "partials/threads/conversation.html", await _thread_context(application, feedback_id)
+    )
+
+
+async def _set_archived(application_id: int, feedback_id: int, archived: bool) -> Response | tuple[str, int]:
+    try:
+        application, thread = await _load(application_id, feedback_id)
+    except NotFound as error:
+        return await not_found_page(error)
+    try:
+        await set_archived(application, thread, archived)
+    except DomainError as error:
+        context = await _thread_context(application, feedback_id)
+        return await _render(
+            "partials/threads/status.html", {**context, "status_error": str(error)}, error.status
+        )
+    if not _is_htmx():
+        return _back_to_thread(application_id, feedback_id)
+    return await _render("partials/threads/status.html", await _thread_context(application, feedback_id))
+
+
+@blueprint.post(THREAD + "/archive")
+@agent_required
+async def archive_thread(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+    """Archive a thread."""
+    return await _set_archived(application_id, feedback_id, True)
+
+
+@blueprint.post(THREAD + "/unarchive")
+@agent_required
+async def unarchive_thread(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+    """Move an archived thread back to the open inbox."""
+    return await _set_archived(application_id, feedback_id, False)
+
+
+@blueprint.post(THREAD + "/tags")
+@agent_required
+async def add_tag(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+    """Tag a thread, creating the tag if it is new."""
+    try:
+        application, thread = await _load(application_id, feedback_id)
+    except NotFound as error:
+        return await not_found_page(error)
+    form = TagForm(await request.form)
+    try:
+        await add_tag_to_thread(application, thread, form.name.data)
+    except DomainError as error:
+        context = await _thread_context(application, feedback_id, tag_form=form, tag_error=str(error))
+        return await _render("partials/threads/tags.html", context, error.status)
+    if not _is_htmx():
+        return _back_to_thread(application_id, feedback_id)
+    return await _render("partials/threads/tags.html", await _thread_context(application, feedback_id))
+
+
+@blueprint.post(THREAD + "/tags/<int:tag_id>/remove")
+@agent_required
+async def remove_tag(application_id: int, feedback_id: int, tag_id: int) -> Response | tuple[str, int]:
+    """Remove a tag from a thread."""
+    try:
+        application, thread = await _load(application_id, feedback_id)
+    except NotFound as error:
+        return await not_found_page(error)
+    if tag_id <= MAX_ID:
+        await remove_tag_from_thread(application, thread, tag_id)
+    if not _is_htmx():
+        return _back_to_thread(application_id, feedback_id)
+    return await _render("partials/threads/tags.html", await _thread_context(application, feedback_id))

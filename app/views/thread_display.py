@@ -1,0 +1,123 @@
+"""Presentation helpers shared by the inbox and the thread page: ages, avatars, files, properties."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+from quart import current_app
+
+from app.models import Attachment
+from app.services.avatars import avatar_digest, initials
+from app.services.validation import is_http_url
+
+INBOX_FILTERS = ("status", "sentiment", "tag", "q", "before")
+
+
+def avatar_src(email: str, name: str = "") -> str:
+    """A sender's avatar as a path on this host (the base URL may name another one)."""
+    secret = current_app.config["EARFUL"].secret_key
+    return f"/avatars/{avatar_digest(email, secret)}.svg?i={quote(initials(name, email))}"
+
+
+def attachment_src(attachment: Attachment) -> str:
+    """The path that serves an attachment."""
+    return f"/files/attachments/{attachment.id}/{attachment.token}/{quote(attachment.name)}"
+
+
+def is_image(attachment: Attachment) -> bool:
+    """Images are previewed inline; everything else is a download link."""
+    return attachment.mime_type.startswith("image/")
+
+
+def file_size(size: int) -> str:
+    """A human size: 512 B, 3.4 KB, 1.2 MB."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+def time_ago(moment: datetime, now: datetime | None = None) -> str:
+    """A short age such as "3 h ago"; older than a month shows the date."""
+    seconds = int(((now or datetime.now(UTC)) - moment).total_seconds())
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    if seconds < 86400:
+        return f"{seconds // 3600} h ago"
+    if seconds < 30 * 86400:
+        return f"{seconds // 86400} d ago"
+    return f"{moment:%d %b %Y}"
+
+
+def full_time(moment: datetime) -> str:
+    """The full timestamp shown on hover."""
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M UTC}"
+
+
+def duration(seconds: int) -> str:
+    """A short duration such as "2 h 5 min"."""
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{hours // 24} d {hours % 24} h"
+
+
+def page_link(url: str | None) -> str | None:
+    """A page URL that may become a link: only absolute http(s) ones."""
+    return url if url and is_http_url(url) else None
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Properties:
+    """Custom properties prepared for display: pairs for an object, items for a list."""
+
+    pairs: list[tuple[str, str]]
+    items: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.pairs or self.items)
+
+
+def display_properties(value: object) -> Properties:
+    """Nested values are shown as JSON text; strings as they are (escaped by the template)."""
+    if isinstance(value, dict):
+        return Properties([(str(key), _text(item)) for key, item in value.items()], [])
+    if isinstance(value, list):
+        return Properties([], [_text(item) for item in value])
+    if value in (None, ""):
+        return Properties([], [])
+    return Properties([], [_text(value)])
+
+
+def inbox_filters(args: dict[str, str]) -> dict[str, str]:
+    """The inbox filters carried in a query string, so that a thread can link back to them."""
+    return {key: args[key] for key in INBOX_FILTERS if args.get(key)}
+
+
+HELPERS = {
+    "avatar_src": avatar_src,
+    "attachment_src": attachment_src,
+    "is_image": is_image,
+    "file_size": file_size,
+    "time_ago": time_ago,
+    "full_time": full_time,
+    "duration": duration,
+    "page_link": page_link,
+}

@@ -1,0 +1,154 @@
+"""Write PNG screenshots of the inbox, a thread and the statistics page (``make screenshots``).
+
+It starts a throw-away server, fills it with realistic feedback through the public APIs, signs
+in with Chromium and saves the pages under docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+from playwright.async_api import async_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveSite, live_site  # noqa: E402
+
+OUT = ROOT / "docs" / "screenshots"
+PASSWORD = "screenshots-password"
+
+
+def gradient_png(width: int = 320, height: int = 180) -> bytes:
+    """A small gradient PNG, made here, to stand for a customer's screenshot."""
+    rows = b"".join(
+        b"\x00" + bytes(c for x in range(width) for c in (62 + x * 120 // width, 99, 221 - y * 90 // height))
+        for y in range(height)
+    )
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    body = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + body
+
+
+FEEDBACK = [
+    (
+        "Maya Patel",
+        "maya@northwind.io",
+        "I love the new dashboard, it finally shows what I need at a glance!",
+        "ui,dashboard",
+        10,
+    ),
+    (
+        "Jonas Weber",
+        "jonas@weber.de",
+        "Checkout crashes every time I pay with a Visa card. I tried three times.",
+        "checkout,bug",
+        2,
+    ),
+    (
+        "Ana Souza",
+        "ana@souza.com.br",
+        "Adorei o aplicativo, muito bom! Só falta modo escuro.",
+        "feature request",
+        9,
+    ),
+    ("Luis García", "luis@garcia.es", "La exportación a CSV no incluye las fechas.", "export,bug", 6),
+    ("Priya Nair", "priya@acme.co", "Search is slow when I have more than 500 projects.", "performance", 5),
+    ("Tom Becker", "tom@becker.dev", "Great support, you answered within the hour. Thanks!", "support", 10),
+    (
+        "Chloé Martin",
+        "chloe@martin.fr",
+        "The invoice PDF has the wrong VAT number for my company.",
+        "billing,bug",
+        3,
+    ),
+    (
+        "Sam Okafor",
+        "sam@okafor.ng",
+        "Would be nice to have keyboard shortcuts in the editor.",
+        "feature request",
+        8,
+    ),
+]
+
+
+def fill(site: LiveSite) -> tuple[dict, int]:
+    """Create an agent, an application and a realistic inbox; returns the app and a thread id."""
+    token = site.create_agent("alex@acme.co", "Alex Rivera", PASSWORD, plan="team")
+    application = site.create_application(token, name="Acme Shop", url="https://shop.acme.co")
+    for _ in range(23):
+        site.http.post(
+            f"{site.base_url}/applications/{application['id']}/open",
+            params={"key": application["keys"]["javascript"]},
+        )
+    screenshot_id = site.upload(application, "checkout-error.png", gradient_png(), "image/png")
+    for name, email, message, tags, nps in FEEDBACK:
+        extra = {"attachments": [screenshot_id]} if "Visa" in message else {}
+        site.submit(
+            application,
+            name=name,
+            email=email,
+            message=message,
+            tags=tags,
+            nps=nps,
+            url="https://shop.acme.co/checkout",
+            properties='{"plan": "pro", "browser": "Firefox 128", "account_id": 4182}',
+            **extra,
+        )
+    threads = site.api_get(token, f"/applications/{application['id']}/feedback")["data"]
+    crash = next(t for t in threads if "Visa" in t["message"])
+    site.reply(
+        token,
+        application["id"],
+        crash["id"],
+        "Sorry about that, Jonas! We found the bug and a fix ships today.",
+    )
+    site.reply(
+        token, application["id"], crash["id"], "Root cause: 3-D Secure redirect drops the session.", "note"
+    )
+    for thread in threads[:5]:
+        if thread["id"] != crash["id"]:
+            site.reply(token, application["id"], thread["id"], "Thanks for telling us!")
+    return application, crash["id"]
+
+
+async def shoot(site: LiveSite, application: dict, thread_id: int) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await browser.new_page(viewport={"width": 1280, "height": 860})
+        await page.goto(f"{site.base_url}/app/login")
+        await page.get_by_label("E-mail").fill("alex@acme.co")
+        await page.get_by_label("Password").fill(PASSWORD)
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_url(lambda url: "/app/login" not in url)
+        app_path = f"{site.base_url}/app/applications/{application['id']}"
+        for name, path in (
+            ("inbox", f"{app_path}/feedback"),
+            ("thread", f"{app_path}/feedback/{thread_id}"),
+            ("stats", f"{app_path}/stats"),
+        ):
+            await page.goto(path)
+            await page.wait_for_load_state("networkidle")
+            await page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+            print(f"wrote {OUT / f'{name}.png'}")
+        await browser.close()
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as workdir, live_site(Path(workdir) / "data") as site:
+        application, thread_id = fill(site)
+        asyncio.run(shoot(site, application, thread_id))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""Browser tests: Debian's Chromium driven by Playwright against a live ``earful serve`` (SQLite).
+
+They run once (not per database backend): what they check is what only a browser shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
+
+from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveSite, live_site
+
+PASSWORD = "browser-test-password"
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
+    with live_site(tmp_path_factory.mktemp("live") / "data") as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture
+async def page(browser: Browser) -> AsyncIterator[Page]:
+    """A fresh browser context (no cookies) per test."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = await context.new_page()
+    yield opened
+    await context.close()
+
+
+async def sign_in(page: Page, site: LiveSite, email: str, password: str = PASSWORD) -> None:
+    """Sign in through the real form."""
+    await page.goto(f"{site.base_url}/app/login")
+    await page.get_by_label("E-mail").fill(email)
+    await page.get_by_label("Password").fill(password)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url(lambda url: "/app/login" not in url)

@@ -1,0 +1,245 @@
+"""The inbox page: threads newest first, filters, keyset paging, isolation and escaping."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.models import Feedback
+from app.services.feedback import set_archived
+from tests.factories import PASSWORD, make_application, make_reply, make_thread, make_user
+
+XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+async def sign_in(client, user) -> str:
+    """Sign ``user`` in on ``client``; returns the session's CSRF token."""
+    page = await (await client.get("/app/login")).get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    response = await client.post(
+        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": token}
+    )
+    assert response.status_code == 302
+    return token
+
+
+@pytest.fixture
+async def signed_in(client, agent):
+    await sign_in(client, agent)
+    return client
+
+
+def inbox(application, query: str = "") -> str:
+    return f"/app/applications/{application.id}/feedback{query}"
+
+
+async def page(client, path: str) -> str:
+    response = await client.get(path)
+    assert response.status_code == 200
+    assert response.mimetype == "text/html"
+    return await response.get_data(as_text=True)
+
+
+async def test_inbox_lists_threads_newest_first(signed_in, application):
+    await make_thread(application, message="The oldest message")
+    await make_thread(application, message="The middle message")
+    await make_thread(application, message="The newest message")
+
+    body = await page(signed_in, inbox(application))
+
+    assert application.name in body
+    assert (
+        body.index("The newest message") < body.index("The middle message") < body.index("The oldest message")
+    )
+    assert "data-keyboard-list" in body and "data-keyboard-item" in body and "data-search" in body
+
+
+async def test_inbox_rows_show_sender_sentiment_tags_nps_and_reply_state(signed_in, agent, application):
+    thread = await make_thread(
+        application,
+        email="rita@example.org",
+        name="Rita Reader",
+        message="Love the new dashboard",
+        sentiment="positive",
+        nps=9,
+        tags="billing",
+    )
+    await make_reply(agent, application, thread)
+
+    body = await page(signed_in, inbox(application))
+
+    assert "Rita Reader" in body and "rita@example.org" in body
+    assert 'class="badge badge--positive"' in body
+    assert "NPS 9" in body
+    assert "billing" in body and "<circle" in body
+    assert "Replied" in body
+    assert re.search(r'<img class="avatar" src="/avatars/[0-9a-f]{20}\.svg\?i=RR"', body)
+    assert re.search(r'<time [^>]*datetime="[^"]+" title="[^"]+ UTC">just now</time>', body)
+
+
+async def test_inbox_marks_threads_without_a_reply(signed_in, application):
+    await make_thread(application)
+
+    body = await page(signed_in, inbox(application))
+
+    assert "Awaiting reply" in body
+
+
+async def test_inbox_shows_open_threads_by_default_and_archived_on_request(signed_in, application):
+    await make_thread(application, message="Still open please")
+    archived = await make_thread(application, message="Already archived")
+    await set_archived(application, archived, True)
+
+    open_body = await page(signed_in, inbox(application))
+    archived_body = await page(signed_in, inbox(application, "?status=archived"))
+
+    assert "Still open please" in open_body and "Already archived" not in open_body
+    assert "Already archived" in archived_body and "Still open please" not in archived_body
+
+
+async def test_inbox_filters_by_sentiment(signed_in, application):
+    await make_thread(application, message="Happy thread here", sentiment="positive")
+    await make_thread(application, message="Angry thread here", sentiment="negative")
+
+    body = await page(signed_in, inbox(application, "?sentiment=negative"))
+
+    assert "Angry thread here" in body and "Happy thread here" not in body
+
+
+async def test_inbox_filters_by_tag(signed_in, application):
+    await make_thread(application, message="Tagged with billing", tags="billing")
+    await make_thread(application, message="Tagged with bugs", tags="bugs")
+
+    body = await page(signed_in, inbox(application, "?tag=billing"))
+
+    assert "Tagged with billing" in body and "Tagged with bugs" not in body
+
+
+async def test_inbox_search_matches_the_message(signed_in, application):
+    await make_thread(application, message="The export button does nothing")
+    await make_thread(application, message="Please add dark mode")
+
+    body = await page(signed_in, inbox(application, "?q=EXPORT"))
+
+    assert "The export button does nothing" in body and "Please add dark mode" not in body
+
+
+async def test_inbox_search_matches_the_sender_email_and_name(signed_in, application):
+    await make_thread(application, email="zed@corp.example", message="First sender writes")
+    await make_thread(application, email="amy@example.org", name="Amy Pond", message="Second sender writes")
+
+    by_email = await page(signed_in, inbox(application, "?q=corp.example"))
+    by_name = await page(signed_in, inbox(application, "?q=pond"))
+
+    assert "First sender writes" in by_email and "Second sender writes" not in by_email
+    assert "Second sender writes" in by_name and "First sender writes" not in by_name
+
+
+async def test_inbox_pages_by_keyset_with_older_and_newest_links(signed_in, application):
+    for number in range(55):
+        await make_thread(application, message=f"Message number {number:02d}.")
+
+    first = await page(signed_in, inbox(application))
+    older = re.search(r'href="([^"]*before=(\d+)[^"]*)"', first)
+
+    assert first.count("data-keyboard-item") == 50
+    assert "Message number 54." in first and "Message number 05." in first
+    assert "Message number 04." not in first
+    assert older is not None
+    second = await page(signed_in, older.group(1).replace("&amp;", "&"))
+    assert second.count("data-keyboard-item") == 5
+    assert "Message number 04." in second and "Message number 00." in second
+    assert "Message number 05." not in second
+    assert "Newest" in second and "before=" not in second.split("Newest")[0].rsplit("href=", 1)[-1]
+
+
+async def test_inbox_htmx_request_gets_only_the_results_fragment(signed_in, application):
+    await make_thread(application, message="Fragment thread")
+
+    response = await signed_in.get(inbox(application, "?q=fragment"), headers={"HX-Request": "true"})
+
+    body = await response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<section id="inbox-results"')
+    assert "Fragment thread" in body and "<html" not in body
+
+
+async def test_inbox_empty_state(signed_in, application):
+    body = await page(signed_in, inbox(application))
+
+    assert "Inbox zero." in body
+
+
+async def test_inbox_empty_state_with_filters_offers_to_clear_them(signed_in, application):
+    await make_thread(application)
+
+    body = await page(signed_in, inbox(application, "?q=nothing-matches-this"))
+
+    assert "No feedback matches these filters." in body
+
+
+async def test_inbox_of_another_agents_application_is_not_found(app, signed_in, application):
+    await make_thread(application, message="Secret feedback")
+    other = app.test_client()
+    await sign_in(other, await make_user(email="eve@example.com"))
+
+    response = await other.get(inbox(application))
+
+    assert response.status_code == 404
+    assert "Secret feedback" not in await response.get_data(as_text=True)
+
+
+async def test_inbox_of_an_out_of_range_id_is_not_found(signed_in):
+    response = await signed_in.get("/app/applications/99999999999/feedback")
+
+    assert response.status_code == 404
+
+
+async def test_inbox_requires_sign_in(client, application):
+    response = await client.get(inbox(application))
+
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/app/login")
+
+
+async def test_inbox_escapes_untrusted_text(signed_in, application):
+    await make_thread(application, message=XSS, name="<b>Bold</b> Name", tags="<i>tag</i>")
+
+    body = await page(signed_in, inbox(application))
+
+    assert "<script>alert(1)" not in body and "<img src=x" not in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "<b>Bold</b>" not in body and "&lt;b&gt;Bold&lt;/b&gt; Name" in body
+    assert "<i>tag</i>" not in body and "&lt;i&gt;tag&lt;/i&gt;" in body
+
+
+async def test_inbox_query_count_does_not_grow_with_the_threads(signed_in, agent, queries):
+    small = await make_application(agent)
+    large = await make_application(agent)
+    for index in range(3):
+        await make_thread(small, tags="one,two", nps=index)
+    for index in range(30):
+        await make_thread(large, tags="one,two", nps=index % 11)
+
+    queries.statements.clear()
+    await page(signed_in, inbox(small))
+    few = queries.count
+    queries.statements.clear()
+    await page(signed_in, inbox(large))
+
+    assert queries.count == few
+    assert few <= 8
+
+
+async def test_inbox_counts_come_from_the_application_counters(signed_in, application):
+    for _ in range(2):
+        await make_thread(application)
+    archived = await make_thread(application)
+    await set_archived(application, archived, True)
+
+    body = await page(signed_in, inbox(application))
+
+    assert re.search(r'Open <span class="count">2</span>', body)
+    assert re.search(r'Archived <span class="count">1</span>', body)
+    assert await Feedback.filter(application_id=application.id).count() == 3
