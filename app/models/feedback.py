@@ -34,6 +34,7 @@ class Feedback(Model):
     member = fields.ForeignKeyField("models.Member", related_name="threads", on_delete=fields.CASCADE)
     message = fields.TextField()
     sentiment = fields.CharField(max_length=8)
+    sentiment_corrected = fields.BooleanField(default=False)
     archived = fields.BooleanField(default=False)
     nps = fields.SmallIntField(null=True)
     url = fields.TextField(null=True)
@@ -142,3 +143,46 @@ class FormOpen(Model):
     class Meta:
         table = "form_opens"
         indexes = (("application_id", "created_at"),)
+
+
+class OutboundEmail(Model):
+    """A public reply waiting to be e-mailed to the customer, or sent already (the outbox).
+
+    Written in the transaction that creates the reply; a worker sends it with retries. The
+    Message-ID is fixed at creation, so a retry after a crash is recognisable as the same mail.
+    """
+
+    id = fields.IntField(primary_key=True)
+    application = fields.ForeignKeyField(
+        "models.Application", related_name="outbound_emails", on_delete=fields.CASCADE
+    )
+    feedback = fields.ForeignKeyField(
+        "models.Feedback", related_name="outbound_emails", on_delete=fields.CASCADE
+    )
+    reply = fields.ForeignKeyField("models.Reply", related_name="outbound_emails", on_delete=fields.CASCADE)
+    to_address = fields.CharField(max_length=254)
+    message_id = fields.CharField(max_length=255, unique=True)
+    status = fields.CharField(max_length=8, default="pending")
+    attempts = fields.IntField(default=0)
+    next_attempt_at = fields.DatetimeField()
+    last_error = fields.TextField(default="")
+    sent_at = fields.DatetimeField(null=True)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "outbound_emails"
+        indexes = (("status", "next_attempt_at"), ("feedback_id",))
+
+
+class InboundEmail(Model):
+    """The Message-ID of every e-mail turned into a thread or a reply, so a redelivery is ignored."""
+
+    id = fields.IntField(primary_key=True)
+    message_id = fields.CharField(max_length=255, unique=True)
+    feedback = fields.ForeignKeyField(
+        "models.Feedback", related_name="inbound_emails", on_delete=fields.CASCADE
+    )
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "inbound_emails"
