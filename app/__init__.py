@@ -16,7 +16,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
 
     ``manage_db=False`` leaves the ORM to the caller (the tests open it per database).
     """
-    from app.api import capture, files, management, threads
+    from app.api import capture, files, inbound, management, threads, widget
     from app.views import register_views
 
     config = settings or load_settings()
@@ -24,7 +24,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     app.config["EARFUL"] = config
     app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes
     app.secret_key = config.secret_key
-    for module in (management, threads, capture, files):
+    for module in (management, threads, capture, files, widget, inbound):
         app.register_blueprint(module.blueprint)
     register_views(app, config)
 

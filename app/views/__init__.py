@@ -83,6 +83,6 @@ def register_views(app: Quart, settings: Settings) -> None:
 
 def _page_modules() -> tuple:
     """The page blueprints of the web app, besides sign-in."""
-    from app.views import account, applications, inbox, organizations, stats, threads
+    from app.views import account, applications, demo, inbox, organizations, stats, threads
 
-    return (applications, inbox, threads, account, organizations, stats)
+    return (applications, inbox, threads, account, organizations, stats, demo)
