@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json as jsonlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,3 +108,21 @@ async def body_json(response: Response) -> Any:
 
 async def body_text(response: Response) -> str:
     return await response.get_data(as_text=True)
+
+
+async def csrf_of(client: TestClientProtocol, path: str = "/app/login") -> str:
+    """The CSRF token of the client's session, read from a form on ``path``."""
+    page = await (await client.get(path)).get_data(as_text=True)
+    match = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert match, f"no CSRF token on {path}"
+    return match.group(1)
+
+
+async def sign_in(client: TestClientProtocol, user: User) -> str:
+    """Sign ``user`` in to the web app on ``client``; returns the session's CSRF token."""
+    token = await csrf_of(client)
+    response = await client.post(
+        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": token}
+    )
+    assert response.status_code == 302, response.status_code
+    return token

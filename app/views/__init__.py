@@ -11,6 +11,7 @@ from quart import Blueprint, Quart, Response, redirect, render_template, request
 from quart_auth import QuartAuth
 
 from app.config import Settings
+from app.errors import NotFound
 from app.views.assets import Assets, build_blueprint
 from app.views.security import CONTENT_SECURITY_POLICY, UNSAFE_METHODS, check_csrf, csrf_token, load_agent
 
@@ -50,6 +51,11 @@ def register_views(app: Quart, settings: Settings) -> None:
                 "The form has expired. Reload the page and try again.", 400, mimetype="text/plain"
             )
         return None
+
+    @views.errorhandler(NotFound)
+    async def not_found_page(error: NotFound) -> tuple[str, int]:
+        """Anything the agent may not see looks exactly like something that does not exist."""
+        return await render_template("errors/not-found.html", message=str(error)), 404
 
     @views.after_request
     async def harden(response: Response) -> Response:

@@ -16,11 +16,6 @@ from app.views.thread_display import HELPERS, inbox_filters
 blueprint = Blueprint("inbox", __name__)
 
 
-async def not_found_page(error: NotFound) -> tuple[str, int]:
-    """The page shown for an application or thread the agent may not see."""
-    return await render_template("threads/not-found.html", message=str(error)), 404
-
-
 def check_ids(*ids: int) -> None:
     """Ids beyond the database's integer range name nothing (and must not reach PostgreSQL)."""
     if any(not 1 <= value <= MAX_ID for value in ids):
@@ -77,11 +72,8 @@ async def _inbox_context(application: Application) -> dict[str, object]:
 @agent_required
 async def list_threads(application_id: int) -> tuple[str, int] | str:
     """The inbox page; an htmx request from the filters gets only the results fragment."""
-    try:
-        check_ids(application_id)
-        application = await get_application(current_agent(), application_id)
-    except NotFound as error:
-        return await not_found_page(error)
+    check_ids(application_id)
+    application = await get_application(current_agent(), application_id)
     context = await _inbox_context(application)
     if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
         return await render_template("partials/inbox/results.html", **context)

@@ -19,7 +19,7 @@ from werkzeug.routing import BuildError
 from wtforms import EmailField, StringField
 from wtforms.validators import DataRequired, Length
 
-from app.errors import DomainError, NotFound
+from app.errors import DomainError
 from app.models import Organization
 from app.services import organizations as organizations_service
 from app.services.avatars import avatar_url
@@ -49,10 +49,6 @@ def _inbox_url(application_id: int) -> str:
         return url_for("views.inbox.list_threads", application_id=application_id)
     except BuildError:
         return f"/app/applications/{application_id}/feedback"
-
-
-async def _not_found(failure: NotFound) -> tuple[str, int]:
-    return await render_template("organizations/not-found.html", message=str(failure)), 404
 
 
 async def list_context(form: OrganizationForm | None = None, **extra: Any) -> dict[str, Any]:
@@ -124,10 +120,7 @@ async def create_organization() -> Response | tuple[str, int]:
 @agent_required
 async def show_organization(organization_id: int) -> str | tuple[str, int]:
     """One organization: its members and its applications."""
-    try:
-        organization = await organizations_service.get_organization(current_agent(), organization_id)
-    except NotFound as failure:
-        return await _not_found(failure)
+    organization = await organizations_service.get_organization(current_agent(), organization_id)
     notices = get_flashed_messages()
     notice = notices[-1] if notices else None
     return await render_template(
@@ -139,10 +132,7 @@ async def show_organization(organization_id: int) -> str | tuple[str, int]:
 @agent_required
 async def add_member(organization_id: int) -> Response | tuple[str, int]:
     """Add an existing Earful user to the organization by e-mail address."""
-    try:
-        organization = await organizations_service.get_organization(current_agent(), organization_id)
-    except NotFound as failure:
-        return await _not_found(failure)
+    organization = await organizations_service.get_organization(current_agent(), organization_id)
     form = MemberForm(await request.form)
     if not form.validate():
         return await _render_organization(422, **await organization_context(organization, form))
@@ -166,10 +156,7 @@ async def add_member(organization_id: int) -> Response | tuple[str, int]:
 async def remove_member(organization_id: int, user_id: int) -> Response | tuple[str, int]:
     """Remove a member (the agent may remove themself, but not the last member)."""
     agent = current_agent()
-    try:
-        organization = await organizations_service.get_organization(agent, organization_id)
-    except NotFound as failure:
-        return await _not_found(failure)
+    organization = await organizations_service.get_organization(agent, organization_id)
     try:
         await organizations_service.remove_member_keeping_one(organization, user_id)
     except DomainError as failure:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from quart import Blueprint, Response, redirect, render_template, request, url_for
 from wtforms import StringField, TextAreaField
 
-from app.errors import DomainError, NotFound
+from app.errors import DomainError
 from app.models import Application, Feedback
 from app.services.applications import get_application
 from app.services.feedback import get_thread, get_thread_details, set_archived
@@ -13,7 +13,7 @@ from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
 from app.services.tags import add_tag_to_thread, list_tags, remove_tag_from_thread
 from app.services.validation import MAX_ID
-from app.views.inbox import check_ids, not_found_page
+from app.views.inbox import check_ids
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import HELPERS, display_properties, inbox_filters
 
@@ -102,12 +102,9 @@ async def _render(fragment: str, context: dict[str, object], status: int = 200) 
 @agent_required
 async def show_thread(application_id: int, feedback_id: int) -> tuple[str, int] | str:
     """The thread page."""
-    try:
-        check_ids(application_id, feedback_id)
-        application = await get_application(current_agent(), application_id)
-        context = await _thread_context(application, feedback_id)
-    except NotFound as error:
-        return await not_found_page(error)
+    check_ids(application_id, feedback_id)
+    application = await get_application(current_agent(), application_id)
+    context = await _thread_context(application, feedback_id)
     return await render_template("threads/show.html", **context)
 
 
@@ -115,10 +112,7 @@ async def show_thread(application_id: int, feedback_id: int) -> tuple[str, int] 
 @agent_required
 async def create_reply(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
     """Send a reply to the customer or add an internal note."""
-    try:
-        application, thread = await _load(application_id, feedback_id)
-    except NotFound as error:
-        return await not_found_page(error)
+    application, thread = await _load(application_id, feedback_id)
     form = ReplyForm(await request.form)
     try:
         await create_agent_reply(current_agent(), application, thread, form.message.data, form.type.data)
@@ -133,10 +127,7 @@ async def create_reply(application_id: int, feedback_id: int) -> Response | tupl
 
 
 async def _set_archived(application_id: int, feedback_id: int, archived: bool) -> Response | tuple[str, int]:
-    try:
-        application, thread = await _load(application_id, feedback_id)
-    except NotFound as error:
-        return await not_found_page(error)
+    application, thread = await _load(application_id, feedback_id)
     try:
         await set_archived(application, thread, archived)
     except DomainError as error:
@@ -167,10 +158,7 @@ async def unarchive_thread(application_id: int, feedback_id: int) -> Response | 
 @agent_required
 async def add_tag(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
     """Tag a thread, creating the tag if it is new."""
-    try:
-        application, thread = await _load(application_id, feedback_id)
-    except NotFound as error:
-        return await not_found_page(error)
+    application, thread = await _load(application_id, feedback_id)
     form = TagForm(await request.form)
     try:
         await add_tag_to_thread(application, thread, form.name.data)
@@ -186,10 +174,7 @@ async def add_tag(application_id: int, feedback_id: int) -> Response | tuple[str
 @agent_required
 async def remove_tag(application_id: int, feedback_id: int, tag_id: int) -> Response | tuple[str, int]:
     """Remove a tag from a thread."""
-    try:
-        application, thread = await _load(application_id, feedback_id)
-    except NotFound as error:
-        return await not_found_page(error)
+    application, thread = await _load(application_id, feedback_id)
     if tag_id <= MAX_ID:
         await remove_tag_from_thread(application, thread, tag_id)
     if not _is_htmx():

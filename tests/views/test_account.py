@@ -5,27 +5,14 @@ from __future__ import annotations
 import re
 
 from app.models import AccessToken
-from tests.factories import PASSWORD, make_token, make_user
+from tests.factories import csrf_of, make_token, make_user, sign_in
 
 HTMX = {"HX-Request": "true"}
 RAW_TOKEN = re.compile(r'value="(ea_[A-Za-z0-9_\-]+)"')
 
 
-async def _csrf(client, path: str = "/app/account") -> str:
-    page = await (await client.get(path)).get_data(as_text=True)
-    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
-
-
-async def _sign_in(client, user) -> None:
-    token = await _csrf(client, "/app/login")
-    response = await client.post(
-        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": token}
-    )
-    assert response.status_code == 302
-
-
 async def _create(client, name: str = "CI export", scopes=("read",), headers=None):
-    form = [("csrf_token", await _csrf(client)), ("name", name)]
+    form = [("csrf_token", await csrf_of(client, "/app/account")), ("name", name)]
     form += [("scopes", scope) for scope in scopes]
     body = "&".join(f"{key}={value}" for key, value in form)
     return await client.post(
@@ -38,13 +25,13 @@ async def _create(client, name: str = "CI export", scopes=("read",), headers=Non
 async def _revoke(client, token_id: int, headers=None):
     return await client.post(
         f"/app/account/tokens/{token_id}/revoke",
-        form={"csrf_token": await _csrf(client)},
+        form={"csrf_token": await csrf_of(client, "/app/account")},
         headers=headers or {},
     )
 
 
 async def test_account_page_shows_the_profile(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await client.get("/app/account")
 
@@ -58,7 +45,7 @@ async def test_account_page_shows_the_profile(client, agent):
 
 
 async def test_creating_a_token_shows_it_once(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _create(client, "CI export", ("read", "write"))
 
@@ -75,7 +62,7 @@ async def test_creating_a_token_shows_it_once(client, agent):
 
 
 async def test_created_token_works_on_the_api(client, api, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
     raw = RAW_TOKEN.search(await (await _create(client)).get_data(as_text=True)).group(1)
 
     response = await api.get("/users/me", raw)
@@ -84,7 +71,7 @@ async def test_created_token_works_on_the_api(client, api, agent):
 
 
 async def test_created_token_carries_only_the_chosen_scopes(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     await _create(client, "reader", ("read",))
 
@@ -94,7 +81,7 @@ async def test_created_token_carries_only_the_chosen_scopes(client, agent):
 
 
 async def test_creating_with_htmx_answers_the_tokens_fragment(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _create(client, headers=HTMX)
 
@@ -106,7 +93,7 @@ async def test_creating_with_htmx_answers_the_tokens_fragment(client, agent):
 
 
 async def test_a_token_needs_at_least_one_scope(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _create(client, "nothing", ())
 
@@ -116,7 +103,7 @@ async def test_a_token_needs_at_least_one_scope(client, agent):
 
 
 async def test_an_unknown_scope_is_refused(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _create(client, "admin", ("admin",))
 
@@ -125,7 +112,7 @@ async def test_an_unknown_scope_is_refused(client, agent):
 
 
 async def test_a_token_needs_a_name_and_keeps_the_chosen_scopes(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _create(client, "", ("write",))
 
@@ -136,7 +123,7 @@ async def test_a_token_needs_a_name_and_keeps_the_chosen_scopes(client, agent):
 
 
 async def test_the_list_shows_never_for_an_unused_token_and_the_last_use(client, api, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
     used = await make_token(agent, "read", name="used")
     await make_token(agent, "read", name="unused")
     await api.get("/users/me", used)
@@ -153,7 +140,7 @@ async def test_the_list_shows_never_for_an_unused_token_and_the_last_use(client,
 
 
 async def test_revoking_a_token_stops_it_on_the_api_at_once(client, api, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
     raw = await make_token(agent, name="old")
     token = await AccessToken.get(user_id=agent.id)
     assert (await api.get("/users/me", raw)).status_code == 200
@@ -167,7 +154,7 @@ async def test_revoking_a_token_stops_it_on_the_api_at_once(client, api, agent):
 
 
 async def test_revoking_with_htmx_answers_the_list_without_the_row(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
     await make_token(agent, name="keep")
     await make_token(agent, name="drop")
     drop = await AccessToken.get(name="drop")
@@ -184,7 +171,7 @@ async def test_revoking_with_htmx_answers_the_list_without_the_row(client, agent
 async def test_a_second_agent_does_not_see_the_first_agents_tokens(app, client, agent):
     await make_token(agent, name="ann-secret-token")
     other = app.test_client()
-    await _sign_in(other, await make_user(email="bob@example.com", name="Bob"))
+    await sign_in(other, await make_user(email="bob@example.com", name="Bob"))
 
     body = await (await other.get("/app/account")).get_data(as_text=True)
 
@@ -196,7 +183,7 @@ async def test_a_second_agent_cannot_revoke_the_first_agents_token(app, api, age
     raw = await make_token(agent, name="ann")
     token = await AccessToken.get(user_id=agent.id)
     other = app.test_client()
-    await _sign_in(other, await make_user(email="bob@example.com", name="Bob"))
+    await sign_in(other, await make_user(email="bob@example.com", name="Bob"))
 
     response = await _revoke(other, token.id)
 
@@ -206,7 +193,7 @@ async def test_a_second_agent_cannot_revoke_the_first_agents_token(app, api, age
 
 
 async def test_creating_a_token_without_csrf_token_is_refused(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await client.post("/app/account/tokens", form={"name": "x", "scopes": "read"})
 

@@ -10,24 +10,16 @@ from werkzeug.datastructures import FileStorage
 
 from app.models import Application
 from tests.conftest import BASE_URL, INTAKE_DOMAIN
-from tests.factories import PASSWORD, body_text, make_application, make_organization, make_thread, make_user
+from tests.factories import (
+    body_text,
+    make_application,
+    make_organization,
+    make_thread,
+    make_user,
+    sign_in,
+)
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
-
-
-async def csrf_of(client, path: str) -> str:
-    page = await (await client.get(path)).get_data(as_text=True)
-    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
-
-
-async def sign_in(client, user) -> str:
-    """Sign ``user`` in on ``client`` and return a CSRF token of the session."""
-    token = await csrf_of(client, "/app/login")
-    response = await client.post(
-        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": token}
-    )
-    assert response.status_code == 302
-    return await csrf_of(client, "/app/applications/new")
 
 
 def fields(csrf: str, **overrides: str) -> dict[str, str]:

@@ -2,39 +2,32 @@
 
 from __future__ import annotations
 
-import re
-
 from app.models import Membership, Organization
-from tests.factories import PASSWORD, body_json, make_application, make_organization, make_token, make_user
+from tests.factories import (
+    body_json,
+    csrf_of,
+    make_application,
+    make_organization,
+    make_token,
+    make_user,
+    sign_in,
+)
 
 HTMX = {"HX-Request": "true"}
-
-
-async def _csrf(client, path: str = "/app/organizations") -> str:
-    page = await (await client.get(path)).get_data(as_text=True)
-    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
-
-
-async def _sign_in(client, user) -> None:
-    token = await _csrf(client, "/app/login")
-    response = await client.post(
-        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": token}
-    )
-    assert response.status_code == 302
 
 
 async def _signed_in_other(app):
     """A second client, signed in as another agent."""
     bob = await make_user(email="bob@example.com", name="Bob Other")
     other = app.test_client()
-    await _sign_in(other, bob)
+    await sign_in(other, bob)
     return other, bob
 
 
 async def _add(client, organization_id: int, email: str, headers=None):
     return await client.post(
         f"/app/organizations/{organization_id}/members",
-        form={"csrf_token": await _csrf(client), "email": email},
+        form={"csrf_token": await csrf_of(client, "/app/organizations"), "email": email},
         headers=headers or {},
     )
 
@@ -42,7 +35,7 @@ async def _add(client, organization_id: int, email: str, headers=None):
 async def _remove(client, organization_id: int, user_id: int, headers=None):
     return await client.post(
         f"/app/organizations/{organization_id}/members/{user_id}/remove",
-        form={"csrf_token": await _csrf(client)},
+        form={"csrf_token": await csrf_of(client, "/app/organizations")},
         headers=headers or {},
     )
 
@@ -52,7 +45,7 @@ async def test_list_shows_only_the_agents_organizations_with_counts(client, agen
     mine = await make_organization(agent, colleague, name="Acme Support")
     await make_application(agent, organization_id=mine.id)
     await make_organization(await make_user(email="x@example.com"), name="Someone Else Inc")
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await client.get("/app/organizations")
 
@@ -66,7 +59,7 @@ async def test_list_shows_only_the_agents_organizations_with_counts(client, agen
 
 
 async def test_list_runs_a_bounded_number_of_queries(client, agent, queries):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
     await make_organization(agent, name="One")
     queries.statements.clear()
     await client.get("/app/organizations")
@@ -82,7 +75,7 @@ async def test_list_runs_a_bounded_number_of_queries(client, agent, queries):
 
 
 async def test_list_shows_an_empty_state(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     body = await (await client.get("/app/organizations")).get_data(as_text=True)
 
@@ -90,10 +83,11 @@ async def test_list_shows_an_empty_state(client, agent):
 
 
 async def test_creating_an_organization_makes_the_agent_its_member(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await client.post(
-        "/app/organizations", form={"csrf_token": await _csrf(client), "name": "  Acme  "}
+        "/app/organizations",
+        form={"csrf_token": await csrf_of(client, "/app/organizations"), "name": "  Acme  "},
     )
 
     organization = await Organization.get(name="Acme")
@@ -103,9 +97,11 @@ async def test_creating_an_organization_makes_the_agent_its_member(client, agent
 
 
 async def test_creating_an_organization_needs_a_name(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
-    response = await client.post("/app/organizations", form={"csrf_token": await _csrf(client), "name": ""})
+    response = await client.post(
+        "/app/organizations", form={"csrf_token": await csrf_of(client, "/app/organizations"), "name": ""}
+    )
 
     assert response.status_code == 422
     assert "Give the organization a name." in await response.get_data(as_text=True)
@@ -113,7 +109,7 @@ async def test_creating_an_organization_needs_a_name(client, agent):
 
 
 async def test_creating_without_csrf_token_is_refused(client, agent):
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await client.post("/app/organizations", form={"name": "Acme"})
 
@@ -124,7 +120,7 @@ async def test_creating_without_csrf_token_is_refused(client, agent):
 async def test_organization_page_shows_members_and_applications(client, agent):
     organization = await make_organization(agent, await make_user(email="carl@example.com", name="Carl"))
     application = await make_application(agent, organization_id=organization.id, name="Mobile app")
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await client.get(f"/app/organizations/{organization.id}")
 
@@ -141,7 +137,7 @@ async def test_adding_a_member_by_email_shares_the_applications(client, api, age
     organization = await make_organization(agent)
     application = await make_application(agent, organization_id=organization.id)
     carl = await make_user(email="carl@example.com", name="Carl")
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _add(client, organization.id, " Carl@Example.com ")
 
@@ -155,7 +151,7 @@ async def test_adding_a_member_by_email_shares_the_applications(client, api, age
 async def test_adding_a_member_with_htmx_answers_the_members_fragment(client, agent):
     organization = await make_organization(agent)
     await make_user(email="carl@example.com", name="Carl")
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _add(client, organization.id, "carl@example.com", HTMX)
 
@@ -168,7 +164,7 @@ async def test_adding_a_member_with_htmx_answers_the_members_fragment(client, ag
 async def test_adding_a_member_twice_is_harmless(client, agent):
     organization = await make_organization(agent)
     await make_user(email="carl@example.com")
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     await _add(client, organization.id, "carl@example.com")
     response = await _add(client, organization.id, "carl@example.com")
@@ -179,7 +175,7 @@ async def test_adding_a_member_twice_is_harmless(client, agent):
 
 async def test_adding_an_unknown_email_shows_an_error(client, agent):
     organization = await make_organization(agent)
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _add(client, organization.id, "nobody@example.com")
 
@@ -193,7 +189,7 @@ async def test_adding_an_unknown_email_shows_an_error(client, agent):
 async def test_removing_a_member(client, agent):
     carl = await make_user(email="carl@example.com")
     organization = await make_organization(agent, carl)
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _remove(client, organization.id, carl.id)
 
@@ -205,7 +201,7 @@ async def test_removing_a_member(client, agent):
 async def test_removing_a_member_with_htmx_answers_the_members_fragment(client, agent):
     carl = await make_user(email="carl@example.com")
     organization = await make_organization(agent, carl)
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _remove(client, organization.id, carl.id, HTMX)
 
@@ -217,7 +213,7 @@ async def test_removing_a_member_with_htmx_answers_the_members_fragment(client, 
 
 async def test_removing_yourself_lands_on_the_list_without_the_organization(client, agent):
     organization = await make_organization(agent, await make_user(), name="Leaving Ltd")
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _remove(client, organization.id, agent.id)
 
@@ -229,7 +225,7 @@ async def test_removing_yourself_lands_on_the_list_without_the_organization(clie
 
 async def test_removing_yourself_with_htmx_redirects_the_browser(client, agent):
     organization = await make_organization(agent, await make_user())
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _remove(client, organization.id, agent.id, HTMX)
 
@@ -239,7 +235,7 @@ async def test_removing_yourself_with_htmx_redirects_the_browser(client, agent):
 
 async def test_removing_the_last_member_is_refused(client, agent):
     organization = await make_organization(agent)
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await _remove(client, organization.id, agent.id)
 
@@ -283,7 +279,7 @@ async def test_another_agent_cannot_remove_members(app, agent):
 async def test_adding_a_member_without_csrf_token_is_refused(client, agent):
     organization = await make_organization(agent)
     carl = await make_user(email="carl@example.com")
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     response = await client.post(f"/app/organizations/{organization.id}/members", form={"email": carl.email})
 
@@ -293,7 +289,7 @@ async def test_adding_a_member_without_csrf_token_is_refused(client, agent):
 
 async def test_names_and_emails_are_escaped(client, agent):
     organization = await make_organization(agent, await make_user(name="<script>alert(1)</script>"))
-    await _sign_in(client, agent)
+    await sign_in(client, agent)
 
     body = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
 

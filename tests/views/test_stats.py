@@ -8,16 +8,7 @@ from datetime import UTC, datetime, time, timedelta
 import pytest
 
 from app.models import Application, Feedback, FormOpen
-from tests.factories import PASSWORD, body_text, make_application, make_thread, make_user
-
-
-async def sign_in(client, user) -> None:
-    page = await (await client.get("/app/login")).get_data(as_text=True)
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
-    response = await client.post(
-        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": token}
-    )
-    assert response.status_code == 302
+from tests.factories import body_text, make_application, make_thread, make_user, sign_in
 
 
 def days_ago(days: int, hour: int = 12) -> datetime:

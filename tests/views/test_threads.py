@@ -8,20 +8,9 @@ import pytest
 
 from app.models import Application, Attachment, Feedback, FeedbackTag, Reply, Tag, User
 from app.services.feedback import set_archived
-from tests.factories import PASSWORD, make_reply, make_thread, make_user
+from tests.factories import make_reply, make_thread, make_user, sign_in
 
 XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
-
-
-async def sign_in(client, user) -> str:
-    """Sign ``user`` in on ``client``; returns the session's CSRF token."""
-    page = await (await client.get("/app/login")).get_data(as_text=True)
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
-    response = await client.post(
-        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": token}
-    )
-    assert response.status_code == 302
-    return token
 
 
 @pytest.fixture
