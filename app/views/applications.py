@@ -127,9 +127,10 @@ def logo_url(application: Application) -> str | None:
 
 def widget_snippet(application: Application) -> str:
     """The HTML that embeds the feedback widget on the application's website."""
+    uploads = ' data-uploads="true"' if application.uploads_enabled else ""
     return (
         f'<script src="{_settings().base_url}/widget.js" data-app="{application.id}" '
-        f'data-key="{application.key_javascript}" async></script>'
+        f'data-key="{application.key_javascript}"{uploads} async></script>'
     )
 
 

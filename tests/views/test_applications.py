@@ -239,10 +239,19 @@ async def test_settings_show_the_widget_snippet_with_the_javascript_key(client, 
 
     snippet = (
         f"&lt;script src=&#34;{BASE_URL}/widget.js&#34; data-app=&#34;{application.id}&#34; "
-        f"data-key=&#34;{application.key_javascript}&#34; async&gt;&lt;/script&gt;"
+        f"data-key=&#34;{application.key_javascript}&#34; data-uploads=&#34;true&#34; "
+        "async&gt;&lt;/script&gt;"
     )
     assert f'<pre><code id="widget-snippet-code">{snippet}</code></pre>' in body
     assert 'data-copy="#widget-snippet-code"' in body
+
+
+async def test_widget_snippet_leaves_uploads_off_when_the_application_refuses_them(client, agent, signed_in):
+    application = await make_application(agent, uploads_enabled="false")
+
+    body = await body_text(await client.get(f"/app/applications/{application.id}"))
+
+    assert "data-uploads" not in body
 
 
 async def test_settings_form_is_filled_with_the_application(client, agent, signed_in):
