@@ -17,6 +17,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     ``manage_db=False`` leaves the ORM to the caller (the tests open it per database).
     """
     from app.api import capture, files, inbound, management, threads, widget
+    from app.mail.workers import start_background_workers
     from app.views import register_views
 
     config = settings or load_settings()
@@ -27,6 +28,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     for module in (management, threads, capture, files, widget, inbound):
         app.register_blueprint(module.blueprint)
     register_views(app, config)
+    start_background_workers(app, config)
 
     @app.before_request
     async def refuse_unsized_bodies() -> Response | None:

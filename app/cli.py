@@ -1,16 +1,19 @@
-"""The ``earful`` command: database, server, users, tokens, organizations and plans."""
+"""The ``earful`` command: database, servers (web, SMTP), the outbox worker, users, tokens, plans."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import logging
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 
 from app.config import Settings, load_settings
 from app.db import close_database, open_database, upgrade_database
 from app.errors import DomainError
+from app.sentiment_cli import SENTIMENT_COMMANDS, add_sentiment_commands, run_sentiment_command
 
 
 def _print_json(payload: object) -> None:
@@ -105,7 +108,60 @@ def _serve(settings: Settings, args: argparse.Namespace) -> None:
     config.accesslog = "-" if args.access_log else None
     config.errorlog = "-"
     print(f"Earful serves on http://{args.host}:{args.port} (public address {settings.base_url})", flush=True)
+    if settings.smtp_url:
+        print(f"Earful sends e-mail through {_smtp_relay(settings)}", flush=True)
     run(config)
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM (call it inside the running loop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
+def _smtp_relay(settings: Settings) -> str:
+    """Where the outbox sends, for the start-up message; a bad EARFUL_SMTP_URL fails here."""
+    from app.services.mail.outbox import SmtpRelay
+
+    if not settings.smtp_url:
+        raise DomainError("EARFUL_SMTP_URL is not set: there is nowhere to send e-mail")
+    try:
+        relay = SmtpRelay.from_url(settings.smtp_url)
+    except ValueError as error:
+        raise DomainError(str(error)) from None
+    return f"{relay.host}:{relay.port}"
+
+
+async def _smtp(settings: Settings, args: argparse.Namespace) -> None:
+    from app.mail.smtp import start_smtp_server
+
+    async def work() -> None:
+        stop = _stop_on_signals()
+        server = await start_smtp_server(settings, args.host, args.port)
+        print(f"Earful receives e-mail for @{settings.intake_domain} on {args.host}:{args.port}", flush=True)
+        try:
+            await stop.wait()
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    await _with_database(settings, work)
+
+
+async def _worker(settings: Settings, args: argparse.Namespace) -> None:
+    from app.services.mail.outbox import run_worker
+
+    relay = _smtp_relay(settings)
+
+    async def work() -> None:
+        stop = _stop_on_signals()
+        print(f"Earful sends e-mail through {relay}", flush=True)
+        await run_worker(settings, stop)
+
+    await _with_database(settings, work)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,6 +176,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--access-log", action="store_true", help="log every request to stdout")
+
+    smtp = commands.add_parser("smtp", help="receive e-mail for the intake and reply addresses (SMTP)")
+    smtp.add_argument("--host", default="127.0.0.1")
+    smtp.add_argument("--port", type=int, default=2525)
+
+    commands.add_parser("worker", help="send the outbox: public replies by e-mail (EARFUL_SMTP_URL)")
 
     user = commands.add_parser("user", help="users").add_subparsers(dest="action", required=True)
     user_create = user.add_parser("create", help="create a user")
@@ -147,18 +209,23 @@ def build_parser() -> argparse.ArgumentParser:
     owner.add_argument("--org", type=int, metavar="ID")
     owner.add_argument("--user", metavar="EMAIL")
     plan_set.add_argument("plan", choices=["free", "team"])
+    add_sentiment_commands(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; errors go to stderr with a non-zero exit status."""
     args = build_parser().parse_args(argv)
+    if args.command in SENTIMENT_COMMANDS:
+        return run_sentiment_command(args)
     settings = load_settings()
     handlers: dict[tuple[str, str | None], Callable[[Settings, argparse.Namespace], Awaitable[None]]] = {
         ("user", "create"): _user_create,
         ("token", "create"): _token_create,
         ("org", "create"): _org_create,
         ("plan", "set"): _plan_set,
+        ("smtp", None): _smtp,
+        ("worker", None): _worker,
     }
     try:
         if args.command == "serve":
@@ -166,7 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "db":
             asyncio.run(upgrade_database(settings.database_url))
         else:
-            asyncio.run(handlers[(args.command, args.action)](settings, args))
+            if args.command in ("smtp", "worker"):
+                logging.basicConfig(
+                    level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+                )
+                logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every command
+            asyncio.run(handlers[(args.command, getattr(args, "action", None))](settings, args))
     except DomainError as error:
         print(f"earful: {error}", file=sys.stderr)
         return 1

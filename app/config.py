@@ -20,6 +20,9 @@ class Settings:
     secret_key: str
     max_upload_bytes: int = 10 * 1024 * 1024
     max_request_bytes: int = 32 * 1024 * 1024
+    smtp_url: str | None = None
+    inbound_secret: str | None = None
+    mail_from: str = ""
 
     @property
     def uploads_dir(self) -> Path:
@@ -28,6 +31,11 @@ class Settings:
     @property
     def is_secure(self) -> bool:
         return self.base_url.startswith("https://")
+
+    @property
+    def mail_sender(self) -> str:
+        """The From of the e-mails Earful sends: EARFUL_MAIL_FROM, else a no-reply intake address."""
+        return self.mail_from or f"Earful <noreply@{self.intake_domain}>"
 
 
 def _load_or_create_secret(data_dir: Path) -> str:
@@ -62,4 +70,7 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         base_url=base_url,
         intake_domain=intake_domain,
         secret_key=secret_key,
+        smtp_url=env.get("EARFUL_SMTP_URL") or None,
+        inbound_secret=env.get("EARFUL_INBOUND_SECRET") or None,
+        mail_from=(env.get("EARFUL_MAIL_FROM") or "").strip(),
     )

@@ -76,12 +76,17 @@ async def update_feedback(application_id: str, feedback_id: str) -> Response:
     application = await _application(application_id)
     thread = await feedback_service.get_thread(application, parse_id(feedback_id, "Invalid feedback"))
     body = await read_body(INVALID_BODY)
-    if "archived" not in body:
+    if "archived" not in body and "sentiment" not in body:
         raise ValidationError("Nothing sent to update")
-    archived = parse_bool(body["archived"])
-    if archived is None:
-        raise ValidationError("The archived field must be true or false.")
-    thread = await feedback_service.set_archived(application, thread, archived)
+    archived = None
+    if "archived" in body:
+        archived = parse_bool(body["archived"])
+        if archived is None:
+            raise ValidationError("The archived field must be true or false.")
+    sentiment = None
+    if "sentiment" in body:
+        sentiment = feedback_service.check_sentiment(body["sentiment"])
+    thread = await feedback_service.update_thread(application, thread, archived, sentiment)
     details = (await feedback_service.load_details([thread]))[0]
     return data(thread_json(details, settings()))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -46,6 +46,7 @@ class Submission:
     attachments: tuple[int, ...] = ()
     nps: int | None = None
     language: str = "en"
+    language_given: bool = True  # False: the client sent none, so the sentiment detects it
     ip_address: str = ""
     user_agent: str = ""
 
@@ -169,6 +170,7 @@ def parse_submission(body: Mapping[str, object], caller_ip: str, user_agent: str
         attachments=_parse_attachments(body.get("attachments")),
         nps=nps,
         language=normalize_language(body.get("language")),
+        language_given=body.get("language") not in (None, ""),
         ip_address=ip or caller_ip,
         user_agent=user_agent[:1000],
     )
@@ -191,7 +193,9 @@ async def create_thread(application: Application, submission: Submission) -> Fee
 
     The sentiment is computed before the thread is written, so it is never visible without one.
     """
-    label = submission.sentiment or sentiment_analysis.analyze(submission.message, submission.language)
+    label = submission.sentiment or sentiment_analysis.analyze(
+        submission.message, submission.language if submission.language_given else None
+    )
 
     async def work() -> Feedback:
         member = await _upsert_member(application.id, submission.email, submission.name)
@@ -280,8 +284,10 @@ async def get_thread_details(application: Application, feedback_id: int) -> Thre
     return (await load_details([await get_thread(application, feedback_id)]))[0]
 
 
-async def set_archived(application: Application, thread: Feedback, archived: bool) -> Feedback:
-    """Archive or unarchive a thread, moving its counts on the application and its tags."""
+def _archive_work(
+    application: Application, thread: Feedback, archived: bool
+) -> Callable[[], Awaitable[None]]:
+    """The writes that archive or unarchive a thread, to run inside a transaction."""
 
     async def work() -> None:
         changed = (
@@ -297,8 +303,81 @@ async def set_archived(application: Application, thread: Feedback, archived: boo
             open_threads=F("open_threads") - step, archived_threads=F("archived_threads") + step
         )
 
+    return work
+
+
+def check_sentiment(label: object) -> str:
+    """An agent's sentiment label, or the management API's validation error."""
+    if not isinstance(label, str) or label not in SENTIMENTS:
+        raise ValidationError("The selected sentiment is invalid.")
+    return label
+
+
+def _sentiment_work(thread: Feedback, label: str) -> Callable[[], Awaitable[None]]:
+    """The write that records an agent's sentiment, marked corrected so recomputation keeps it."""
+
+    async def work() -> None:
+        await Feedback.filter(id=thread.id).update(
+            sentiment=label, sentiment_corrected=True, updated_at=datetime.now(UTC)
+        )
+
+    return work
+
+
+async def update_thread(
+    application: Application, thread: Feedback, archived: bool | None = None, sentiment: str | None = None
+) -> Feedback:
+    """Archive/unarchive and/or correct the sentiment of a thread, in one transaction."""
+    label = None if sentiment is None else check_sentiment(sentiment)
+    steps = []
+    if archived is not None:
+        steps.append(_archive_work(application, thread, archived))
+    if label is not None:
+        steps.append(_sentiment_work(thread, label))
+
+    async def work() -> None:
+        for step in steps:
+            await step()
+
     try:
         await atomic(work)
     except BaseORMException:
         raise UpdateFailed("Could not update feedback") from None
     return await get_thread(application, thread.id)
+
+
+async def set_archived(application: Application, thread: Feedback, archived: bool) -> Feedback:
+    """Archive or unarchive a thread, moving its counts on the application and its tags."""
+    return await update_thread(application, thread, archived=archived)
+
+
+async def set_sentiment(application: Application, thread: Feedback, label: str) -> Feedback:
+    """An agent's correction of a thread's sentiment; recomputation never overwrites it."""
+    return await update_thread(application, thread, sentiment=label)
+
+
+def _sentiment_language(thread: Feedback) -> str | None:
+    """The thread's language for the analyzer; "en" may be the default, so detect it then."""
+    return None if thread.language in ("", "en") else thread.language
+
+
+async def recompute_sentiment(application: Application, thread: Feedback | None = None) -> int:
+    """Label one thread (or all of an application's) again, skipping agents' corrections.
+
+    Returns how many threads changed label. Threads go in pages of 500 by id, so memory stays flat.
+    """
+    changed = 0
+    last_id = 0
+    while True:
+        query = Feedback.filter(application_id=application.id, sentiment_corrected=False, id__gt=last_id)
+        if thread is not None:
+            query = query.filter(id=thread.id)
+        page = await query.order_by("id").limit(500).only("id", "message", "language", "sentiment")
+        if not page:
+            return changed
+        for row in page:
+            label = sentiment_analysis.analyze(row.message, _sentiment_language(row))
+            if label != row.sentiment:
+                # Guarded by sentiment_corrected=False: a correction made meanwhile wins.
+                changed += await Feedback.filter(id=row.id, sentiment_corrected=False).update(sentiment=label)
+        last_id = page[-1].id

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
 from tortoise.expressions import F
 
 from app.db import atomic
 from app.errors import Forbidden, ValidationError
-from app.models import REPLY_TYPES, Application, Attachment, Feedback, Reply, User
+from app.models import (
+    REPLY_TYPES,
+    Application,
+    Attachment,
+    Feedback,
+    Member,
+    OutboundEmail,
+    Reply,
+    User,
+)
 from app.services.feedback import check_page
+from app.services.mail import outbox
 from app.services.plans import includes_internal_notes
+from app.services.tags import move_thread_counts
 
 MAX_REPLY_LENGTH = 20_000
 
@@ -39,7 +52,8 @@ async def create_agent_reply(
 
     The first public reply sets the thread's ``first_reply_time`` and adds it to the application's
     average, in the same transaction; the conditional update makes a concurrent second reply
-    unable to count twice.
+    unable to count twice. A public reply also writes its outbox row in that transaction, so it
+    is e-mailed to the customer exactly when it exists; notes are never e-mailed.
     """
     text, kind = check_reply(message, reply_type)
     if kind == "note" and not await includes_internal_notes(application):
@@ -64,6 +78,69 @@ async def create_agent_reply(
                 counters["first_reply_total"] = F("first_reply_total") + waited
                 counters["first_reply_count"] = F("first_reply_count") + 1
         await Application.filter(id=application.id).update(**counters)
+        if kind == "reply":
+            await _queue_email(application, thread, reply)
+        return reply
+
+    reply = await atomic(work)
+    if kind == "reply":
+        outbox.wake_worker()
+    return reply
+
+
+async def _queue_email(application: Application, thread: Feedback, reply: Reply) -> None:
+    """Write the outbox row of a public reply; its Message-ID key is fixed here, once."""
+    addresses = await Member.filter(id=thread.member_id).values_list("email", flat=True)
+    await OutboundEmail.create(
+        application_id=application.id,
+        feedback_id=thread.id,
+        reply_id=reply.id,
+        to_address=addresses[0],
+        message_id=f"reply-{reply.id}.{secrets.token_hex(8)}",
+        next_attempt_at=reply.created_at,
+    )
+
+
+async def add_customer_reply(
+    application: Application,
+    thread: Feedback,
+    email: str,
+    message: str,
+    attachment_ids: Sequence[int] = (),
+) -> Reply:
+    """Append the customer's answer (e.g. by e-mail) to a thread, in one transaction.
+
+    The thread's last reply time moves, the application counts the reply, and an archived
+    thread comes back to the inbox (moving its application and tag counts).
+    """
+    text = message.strip()[:MAX_REPLY_LENGTH]
+    if not text:
+        raise ValidationError("The message field is required.")
+
+    async def work() -> Reply:
+        reply = await Reply.create(
+            application_id=application.id,
+            feedback_id=thread.id,
+            user_id=None,
+            type="reply",
+            message=text,
+            from_agent=False,
+            email=email,
+        )
+        now = reply.created_at
+        await Feedback.filter(id=thread.id).update(last_reply_at=now, updated_at=now)
+        counters: dict[str, F] = {"reply_count": F("reply_count") + 1}
+        if await Feedback.filter(id=thread.id, archived=True).update(archived=False, updated_at=now):
+            await move_thread_counts(thread.id, archived=False)
+            counters["open_threads"] = F("open_threads") + 1
+            counters["archived_threads"] = F("archived_threads") - 1
+        await Application.filter(id=application.id).update(**counters)
+        if attachment_ids:
+            claimed = await Attachment.filter(
+                id__in=list(attachment_ids), application_id=application.id, feedback_id=None, reply_id=None
+            ).update(reply_id=reply.id)
+            if claimed != len(attachment_ids):
+                raise ValidationError("Invalid attachments")
         return reply
 
     return await atomic(work)

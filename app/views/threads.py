@@ -6,9 +6,10 @@ from quart import Blueprint, Response, redirect, render_template, request, url_f
 from wtforms import StringField, TextAreaField
 
 from app.errors import DomainError
-from app.models import Application, Feedback
+from app.models import SENTIMENTS, Application, Feedback
 from app.services.applications import get_application
-from app.services.feedback import get_thread, get_thread_details, set_archived
+from app.services.feedback import get_thread, get_thread_details, set_archived, set_sentiment
+from app.services.mail.outbox import delivery_status_of_replies
 from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
 from app.services.tags import add_tag_to_thread, list_tags, remove_tag_from_thread
@@ -50,6 +51,9 @@ async def _thread_context(
         "thread": details.thread,
         "member": details.thread.member,
         "properties": display_properties(details.thread.properties),
+        "deliveries": await delivery_status_of_replies(
+            [reply.id for reply in details.replies if reply.from_agent and reply.type == "reply"]
+        ),
         "notes_allowed": await includes_internal_notes(application),
         "notes_reason": NOTES_REASON,
         "all_tags": await list_tags(application.id),
@@ -67,6 +71,7 @@ async def _thread_context(
             **filters,
         ),
         "section": "thread",
+        "sentiments": SENTIMENTS,
     }
 
 
@@ -180,3 +185,21 @@ async def remove_tag(application_id: int, feedback_id: int, tag_id: int) -> Resp
     if not _is_htmx():
         return _back_to_thread(application_id, feedback_id)
     return await _render("partials/threads/tags.html", await _thread_context(application, feedback_id))
+
+
+@blueprint.post(THREAD + "/sentiment")
+@agent_required
+async def correct_sentiment(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+    """Correct the thread's sentiment; later recomputation keeps the agent's label."""
+    application, thread = await _load(application_id, feedback_id)
+    form = await request.form
+    try:
+        await set_sentiment(application, thread, form.get("sentiment", ""))
+    except DomainError as error:
+        context = await _thread_context(application, feedback_id)
+        return await _render(
+            "partials/threads/sentiment.html", {**context, "sentiment_error": str(error)}, error.status
+        )
+    if not _is_htmx():
+        return _back_to_thread(application_id, feedback_id)
+    return await _render("partials/threads/sentiment.html", await _thread_context(application, feedback_id))

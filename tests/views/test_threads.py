@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from app.models import Application, Attachment, Feedback, FeedbackTag, Reply, Tag, User
+from app.models import Application, Attachment, Feedback, FeedbackTag, OutboundEmail, Reply, Tag, User
 from app.services.feedback import set_archived
 from tests.factories import make_reply, make_thread, make_user, sign_in
 
@@ -394,3 +394,24 @@ async def test_a_thread_keeps_at_most_twenty_tags(client, csrf, application):
     assert "at most 20 tags" in await response.get_data(as_text=True)
     assert await FeedbackTag.filter(feedback_id=thread.id).count() == 20
     assert not await Tag.exists(application_id=application.id, name="one too many")
+
+
+async def test_reply_that_could_not_be_emailed_is_flagged_on_the_thread(
+    client, csrf, agent, application, thread
+):
+    delivered = await make_reply(agent, application, thread, "This one went out.")
+    bounced = await make_reply(agent, application, thread, "This one bounced.")
+    await OutboundEmail.filter(reply_id=delivered.id).update(status="sent")
+    await OutboundEmail.filter(reply_id=bounced.id).update(status="failed", last_error="550 no such user")
+
+    body = await (await client.get(f"/app/applications/{application.id}/feedback/{thread.id}")).get_data(
+        as_text=True
+    )
+
+    bounced_item = re.search(rf'<li class="reply[^"]*" id="reply-{bounced.id}">.*?</li>', body, re.S).group(0)
+    delivered_item = re.search(
+        rf'<li class="reply[^"]*" id="reply-{delivered.id}">.*?</li>', body, re.S
+    ).group(0)
+    assert "E-mail not delivered" in bounced_item
+    assert "E-mail not delivered" not in delivered_item
+    assert "E-mailed" in delivered_item

@@ -1,15 +1,20 @@
 """Sentiment of feedback text: one interface, one analyzer per language.
 
-``analyze(text, language)`` returns ``positive``, ``neutral`` or ``negative``. English uses
-TextBlob's lexicon; other languages plug in by registering an :class:`Analyzer`.
+``analyze(text, language)`` returns ``positive``, ``neutral`` or ``negative``. English scores
+with TextBlob's lexicon plus VADER's, Spanish with Earful's own lexicon, Portuguese with LeIA;
+all three share the rule engine in :mod:`.engine` (negation, contrast, intensifiers, emoji,
+emphasis). Without a language, :func:`detect_language` picks one. Other languages plug in by
+registering an :class:`Analyzer`. Every resource and its licence is listed in LICENSES.md.
 """
 
 from __future__ import annotations
 
-from app.services.sentiment.base import Analyzer, label_from_polarity
+from app.services.sentiment.base import Analyzer, label_from_polarity, label_from_thresholds
+from app.services.sentiment.detect import detect_language
 from app.services.sentiment.english import EnglishAnalyzer
+from app.services.sentiment.lexicon import portuguese, spanish
 
-_ANALYZERS: dict[str, Analyzer] = {"en": EnglishAnalyzer()}
+_ANALYZERS: dict[str, Analyzer] = {"en": EnglishAnalyzer(), "es": spanish(), "pt": portuguese()}
 
 
 def register(language: str, analyzer: Analyzer) -> None:
@@ -17,8 +22,10 @@ def register(language: str, analyzer: Analyzer) -> None:
     _ANALYZERS[language] = analyzer
 
 
-def analyze(text: str, language: str = "en") -> str:
-    """Label a text; languages without an analyzer of their own fall back to English."""
+def analyze(text: str, language: str | None = None) -> str:
+    """Label a text; without a language it is detected, unknown languages fall back to English."""
+    if not language:
+        language = detect_language(text)
     analyzer = _ANALYZERS.get(language) or _ANALYZERS["en"]
     return analyzer.label(text)
 
@@ -29,4 +36,12 @@ def warm_up() -> None:
         analyzer.label("warm up")
 
 
-__all__ = ["Analyzer", "analyze", "label_from_polarity", "register", "warm_up"]
+__all__ = [
+    "Analyzer",
+    "analyze",
+    "detect_language",
+    "label_from_polarity",
+    "label_from_thresholds",
+    "register",
+    "warm_up",
+]

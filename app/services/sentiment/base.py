@@ -13,8 +13,13 @@ class Analyzer(Protocol):
 
 def label_from_polarity(polarity: float, threshold: float) -> str:
     """Map a score in [-1, 1] to a label, with a neutral band of +/- ``threshold``."""
-    if polarity > threshold:
+    return label_from_thresholds(polarity, threshold, -threshold)
+
+
+def label_from_thresholds(polarity: float, positive_at: float, negative_at: float) -> str:
+    """Map a score in [-1, 1] to a label: above ``positive_at``, below ``negative_at``, else neutral."""
+    if polarity > positive_at:
         return "positive"
-    if polarity < -threshold:
+    if polarity < negative_at:
         return "negative"
     return "neutral"

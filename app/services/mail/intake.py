@@ -1,0 +1,202 @@
+"""Incoming e-mail: a new thread for an intake address, the customer's answer for a reply address.
+
+Both the SMTP receiver (``earful smtp``) and the HTTP endpoint for MTAs call :func:`receive_mail`.
+New threads go through ``feedback.create_thread``, exactly as a capture submit; answers through
+``replies.add_customer_reply``. Every accepted message is remembered by its Message-ID (per
+target) in the same transaction, so a redelivered message changes nothing.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from dataclasses import dataclass
+from email.utils import getaddresses
+
+from tortoise.exceptions import IntegrityError
+
+from app.config import Settings
+from app.db import atomic
+from app.errors import DomainError
+from app.models import Feedback, InboundEmail
+from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD, store_uploads
+from app.services.feedback import MAX_MESSAGE_LENGTH, MIN_MESSAGE_LENGTH, Submission, create_thread
+from app.services.mail.addresses import Recipient, resolve_recipient
+from app.services.mail.parsing import MalformedMail, ParsedMail, parse_mail
+from app.services.replies import add_customer_reply
+
+MAX_RECIPIENTS = 20
+
+
+class MailRefused(DomainError):
+    """An e-mail Earful will not take: ``status`` is the HTTP answer, ``smtp_reply`` the SMTP one."""
+
+    status = 400
+    smtp_code = 554
+    enhanced_code = "5.6.0"
+
+    @property
+    def smtp_reply(self) -> str:
+        return f"{self.smtp_code} {self.enhanced_code} {self}"
+
+
+class UnknownRecipient(MailRefused):
+    """No recipient is an intake address or a valid (signed) reply address."""
+
+    status = 404
+    smtp_code = 550
+    enhanced_code = "5.1.1"
+
+
+class InvalidSender(MailRefused):
+    """The message names no sender address that could be answered."""
+
+    smtp_code = 550
+    enhanced_code = "5.1.7"
+
+
+class UnreadableMail(MailRefused):
+    """The bytes are not a message, or the message has nothing to keep."""
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """What became of an e-mail for one target: a new ``thread``, a ``reply``, or a ``duplicate``
+    or ``ignored`` (automatic) message that changed nothing."""
+
+    outcome: str
+    thread_id: int | None = None
+
+
+def header_recipients(raw: bytes) -> list[str]:
+    """The recipients a message names in its headers, for MTAs that do not pass the envelope."""
+    message = email.message_from_bytes(raw, policy=email.policy.compat32)
+    values = [
+        str(value)
+        for name in ("Delivered-To", "X-Original-To", "To", "Cc")
+        for value in message.get_all(name, [])
+    ]
+    return [address for _, address in getaddresses(values) if address]
+
+
+def inbound_key(message_id: str, recipient: Recipient) -> str:
+    """The dedupe key of a message for one target: its Message-ID, a space, the target."""
+    return f"{message_id[:200]} {recipient.key}"
+
+
+def _files_note(names: list[str]) -> str:
+    return f"[Attachments not kept: {', '.join(names)}]" if names else ""
+
+
+async def _store_files(recipient: Recipient, mail: ParsedMail, settings: Settings) -> tuple[list[int], str]:
+    """Store the mail's files as uploads of the application (within the upload limits).
+
+    Files over the size limit, past the per-thread maximum, or sent to an application whose
+    uploads are disabled are left out, and named in a note added to the message.
+    """
+    application = recipient.application
+    if not mail.files:
+        return [], ""
+    if not application.uploads_enabled:
+        return [], _files_note([f"{f.filename} (uploads are disabled)" for f in mail.files])
+    kept, dropped = [], []
+    for incoming in mail.files:
+        if len(incoming.content) > settings.max_upload_bytes:
+            dropped.append(f"{incoming.filename} (too large)")
+        elif len(kept) >= MAX_ATTACHMENTS_PER_THREAD:
+            dropped.append(f"{incoming.filename} (too many files)")
+        else:
+            kept.append(incoming)
+    ids = await store_uploads(application, kept, settings.data_dir, settings.max_upload_bytes) if kept else []
+    return ids, _files_note(dropped)
+
+
+def _text(mail: ParsedMail, note: str, with_subject: bool, attached: int) -> str:
+    """The message to keep: the subject of a new thread, the new text, and a note on files."""
+    body = mail.text
+    if with_subject and mail.subject and not body.startswith(mail.subject):
+        body = f"{mail.subject}\n\n{body}".strip()
+    if not body and attached:
+        body = "[Attachments only]"
+    text = "\n\n".join(part for part in (body, note) if part)
+    return text if len(text) <= MAX_MESSAGE_LENGTH else text[: MAX_MESSAGE_LENGTH - 1] + "…"
+
+
+async def _deliver(recipient: Recipient, mail: ParsedMail, settings: Settings) -> Delivered:
+    key = inbound_key(mail.message_id, recipient)
+    if await InboundEmail.exists(message_id=key):
+        return Delivered("duplicate", recipient.thread.id if recipient.thread else None)
+    sender = mail.sender_email or ""
+    if recipient.thread is None and len(mail.text or mail.subject) < MIN_MESSAGE_LENGTH and not mail.files:
+        raise UnreadableMail("The message has no text")
+    attachment_ids, note = await _store_files(recipient, mail, settings)
+    thread = recipient.thread
+
+    if thread is None:
+        submission = Submission(
+            email=sender,
+            name=mail.sender_name,
+            message=_text(mail, note, with_subject=True, attached=len(attachment_ids)),
+            attachments=tuple(attachment_ids),
+            language=mail.language,
+            user_agent=mail.mailer,
+        )
+        if len(submission.message) < MIN_MESSAGE_LENGTH:
+            raise UnreadableMail("The message has no text")
+
+        async def new_thread() -> Feedback:
+            created = await create_thread(recipient.application, submission)
+            await InboundEmail.create(message_id=key, feedback_id=created.id)
+            return created
+
+        work, outcome = new_thread, "thread"
+    else:
+        answered = thread
+        text = _text(mail, note, with_subject=False, attached=len(attachment_ids)) or "[Empty message]"
+
+        async def answer() -> Feedback:
+            await add_customer_reply(recipient.application, answered, sender, text, attachment_ids)
+            await InboundEmail.create(message_id=key, feedback_id=answered.id)
+            return answered
+
+        work, outcome = answer, "reply"
+    try:
+        target = await atomic(work)
+    except IntegrityError:
+        if await InboundEmail.exists(message_id=key):  # the same mail, delivered twice at once
+            return Delivered("duplicate", thread.id if thread else None)
+        raise
+    return Delivered(outcome, target.id)
+
+
+async def resolve_recipients(addresses: list[str], settings: Settings) -> list[Recipient]:
+    """The known targets among envelope recipients, each once; forged or unknown ones are dropped."""
+    found: dict[str, Recipient] = {}
+    for address in addresses[:MAX_RECIPIENTS]:
+        recipient = await resolve_recipient(address, settings.secret_key, settings.intake_domain)
+        if recipient is not None:
+            found.setdefault(recipient.key, recipient)
+    return list(found.values())
+
+
+async def receive_mail(
+    raw: bytes, recipients: list[str], settings: Settings, envelope_sender: str | None = None
+) -> list[Delivered]:
+    """Turn one raw e-mail into threads or answers, one per known recipient.
+
+    Raises UnknownRecipient when no recipient is an intake or a valid reply address, and
+    UnreadableMail or InvalidSender when the message cannot become feedback. Automatic mail
+    (auto-replies, bounces) is accepted and dropped, so that it cannot start a mail loop.
+    """
+    targets = await resolve_recipients(recipients, settings)
+    if not targets:
+        raise UnknownRecipient("No such recipient here")
+    try:
+        mail = parse_mail(raw, envelope_sender)
+    except MalformedMail as error:
+        raise UnreadableMail(str(error)) from None
+    if mail.automatic:
+        return [Delivered("ignored") for _ in targets]
+    if mail.sender_email is None:
+        raise InvalidSender("Invalid sender address")
+    return [await _deliver(target, mail, settings) for target in targets]

@@ -1,0 +1,224 @@
+"""A fast lexicon-and-rules scorer (VADER's ideas) shared by every language.
+
+A language is described by a :class:`Rules` object: word and phrase valences, stems (prefixes)
+for inflected forms, intensifiers, negators and contrast words. :func:`score` turns a text into
+one number in [-1, 1]; the analyzers map it to a label with tuned thresholds. Everything is plain
+dictionaries and one regular expression, so a message costs tens of microseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DATA_DIR = Path(__file__).parent / "data"
+
+# Emoticons, words (with an inner apostrophe), emoji/pictographs, and the punctuation we read.
+TOKEN = re.compile(
+    r"(?:<3|[:;=8xX][-'^]?[)(\]\[dDpP/\\|*3oO]|[)(][-']?[:;=])(?![\w])"
+    r"|[^\W\d_]+(?:'[^\W\d_]+)?"
+    r"|[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2764]"
+    r"|[!?]+|[.,;:]"
+)
+REPEATS = re.compile(r"(.)\1{2,}")
+
+NEGATION_SCALE = -0.74
+BOOST = 0.293
+CAPS_BOOST = 0.733
+CONTRAST_BEFORE = 0.5
+CONTRAST_AFTER = 1.5
+NEGATION_WINDOW = 3
+ALPHA = 15.0
+MIXED = 0.3
+QUESTION_SCALE = 0.3
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents (users often type "nao", "pessimo", "rapido")."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+@dataclass
+class Rules:
+    """What the scorer knows about one language."""
+
+    words: dict[str, float] = field(default_factory=dict)
+    phrases: dict[tuple[str, ...], float] = field(default_factory=dict)
+    stems: dict[str, float] = field(default_factory=dict)
+    boosters: dict[str, float] = field(default_factory=dict)
+    negators: set[str] = field(default_factory=set)
+    contrast: set[str] = field(default_factory=set)
+    stopwords: set[str] = field(default_factory=set)
+    stem_lengths: tuple[int, ...] = ()
+    max_phrase: int = 1
+    _cache: dict[str, float] = field(default_factory=dict, repr=False)
+
+    def add(self, term: str, valence: float) -> None:
+        """Add one word, phrase (several words) or stem (ending in ``*``)."""
+        term = fold(term.strip())
+        if not term:
+            return
+        if term.endswith("*"):
+            self.stems[term[:-1]] = valence
+        elif " " in term:
+            key = tuple(term.split())
+            self.phrases[key] = valence
+            self.max_phrase = max(self.max_phrase, len(key))
+        else:
+            self.words[term] = valence
+
+    def finish(self) -> Rules:
+        """Index the stems by length, once everything is loaded."""
+        self.stem_lengths = tuple(sorted({len(s) for s in self.stems}, reverse=True))
+        self._cache.clear()
+        return self
+
+    def valence(self, word: str) -> float:
+        """The valence of one folded word: exact entry, a shortened repeat, or the longest stem."""
+        cached = self._cache.get(word)
+        if cached is not None:
+            return cached
+        value = self.words.get(word)
+        if value is None and REPEATS.search(word):
+            for candidate in (REPEATS.sub(r"\1\1", word), REPEATS.sub(r"\1", word)):
+                if candidate in self.words:
+                    value = self.words[candidate]
+                    break
+        if value is None:
+            value = 0.0
+            size = len(word)
+            for length in self.stem_lengths:
+                if length <= size and word[:length] in self.stems:
+                    value = self.stems[word[:length]]
+                    break
+        if len(self._cache) < 200_000:
+            self._cache[word] = value
+        return value
+
+
+def load_rules(*names: str) -> Rules:
+    """Read data files (later files override earlier ones) into one :class:`Rules`.
+
+    Format: ``[section]`` headers (words, boosters, negators, contrast, stopwords), then one
+    entry a line: ``term<TAB>value`` (words, boosters) or just ``term``; lines starting with ``#``
+    are comments.
+    """
+    rules = Rules()
+    for name in names:
+        section = "words"
+        for raw in (DATA_DIR / name).read_text(encoding="utf-8").splitlines():
+            line = raw.rstrip()
+            if not line.strip() or line.startswith("#"):
+                continue
+            if line.startswith("[") and line.endswith("]"):
+                section = line[1:-1]
+                continue
+            term, _, value = line.partition("\t")
+            if section == "words":
+                rules.add(term, float(value))
+            elif section == "boosters":
+                rules.boosters[fold(term.strip())] = float(value)
+            elif section == "negators":
+                rules.negators.add(fold(term.strip()))
+            elif section == "contrast":
+                rules.contrast.add(fold(term.strip()))
+            elif section == "stopwords":
+                rules.stopwords.add(fold(term.strip()))
+    return rules.finish()
+
+
+def tokens(text: str) -> list[str]:
+    """The tokens of a text, case kept (ALL CAPS is a signal)."""
+    return TOKEN.findall(text)
+
+
+def score(text: str, rules: Rules, extra: float = 0.0) -> float:
+    """The text's polarity in [-1, 1]; ``extra`` is added to the raw sum (another scorer's view)."""
+    raw = tokens(text)
+    folded = [fold(t) for t in raw]
+    letters = [t for t in raw if t[0].isalpha()]
+    shouting_differs = any(t.isupper() and len(t) > 1 for t in letters) and not all(
+        t.isupper() for t in letters
+    )
+    sentiments: list[float] = []
+    contrast_at = -1
+    negated_until = -1
+    exclamations = 0
+    questions = 0
+    i = 0
+    count = len(folded)
+    while i < count:
+        word = folded[i]
+        first = word[0]
+        if first in "!?.,;:":
+            if first == "!":
+                exclamations += word.count("!")
+            if "?" in word:
+                questions += 1
+            negated_until = -1  # punctuation ends a negation's scope
+            sentiments.append(0.0)
+            i += 1
+            continue
+        if word in rules.contrast:
+            contrast_at = len(sentiments)
+            negated_until = -1
+            sentiments.append(0.0)
+            i += 1
+            continue
+        # Phrases first (longest match), then the word.
+        width = 1
+        value = 0.0
+        for size in range(min(rules.max_phrase, count - i), 1, -1):
+            phrase = tuple(folded[i : i + size])
+            if phrase in rules.phrases:
+                value, width = rules.phrases[phrase], size
+                break
+        fixed = width > 1 and any(w in rules.negators for w in folded[i : i + width])
+        if width == 1:
+            if word in rules.negators:
+                negated_until = i + NEGATION_WINDOW
+                sentiments.append(rules.words.get(word, 0.0))  # "nao" alone leans negative
+                i += 1
+                continue
+            if word in rules.boosters:
+                sentiments.append(0.0)
+                i += 1
+                continue
+            value = rules.valence(word)
+        if value:
+            if shouting_differs and raw[i].isupper() and len(raw[i]) > 1:
+                value += CAPS_BOOST if value > 0 else -CAPS_BOOST
+            for back in (1, 2):
+                j = i - back
+                if j >= 0 and folded[j] in rules.boosters:
+                    boost = rules.boosters[folded[j]] * (1.0 if back == 1 else 0.95)
+                    value += boost if value > 0 else -boost
+            if not fixed and i <= negated_until:
+                value *= NEGATION_SCALE
+        sentiments.append(value)
+        for _ in range(width - 1):
+            sentiments.append(0.0)
+        i += width
+    if contrast_at >= 0:
+        sentiments = [
+            s * (CONTRAST_BEFORE if k < contrast_at else CONTRAST_AFTER) for k, s in enumerate(sentiments)
+        ]
+    total = sum(sentiments) + extra
+    positive = sum(v for v in sentiments if v > 0)
+    negative = -sum(v for v in sentiments if v < 0)
+    # Mixed opinions ("nice colour, awful fit") lean neutral: cancel part of the weaker side.
+    if positive and negative:
+        weaker = min(positive, negative)
+        total -= MIXED * weaker if total > 0 else -MIXED * weaker
+    if questions and not exclamations and folded[-1][:1] == "?":
+        total *= QUESTION_SCALE  # questions ask, they rarely judge
+    if total:
+        emphasis = min(exclamations, 4) * 0.292
+        total += emphasis if total > 0 else -emphasis
+    return total / math.sqrt(total * total + ALPHA)

@@ -1,0 +1,1 @@
+"""Tests of the e-mail channel: intake, outbound replies, answers, the HTTP endpoint."""
