@@ -48,3 +48,26 @@ async def sign_in(page: Page, site: LiveSite, email: str, password: str = PASSWO
     await page.get_by_label("Password").fill(password)
     await page.get_by_role("button", name="Sign in").click()
     await page.wait_for_url(lambda url: "/app/login" not in url)
+
+
+def watch_console(page: Page) -> list[str]:
+    """Collect the page's console messages and uncaught errors from now on."""
+    messages: list[str] = []
+    page.on("console", lambda message: messages.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: messages.append(f"pageerror: {error}"))
+    return messages
+
+
+def csp_violations(messages: list[str]) -> list[str]:
+    """The console messages that report a Content-Security-Policy violation."""
+    return [message for message in messages if "Content Security Policy" in message]
+
+
+async def mark_document(page: Page) -> None:
+    """Tag the current document, so that a later check tells an htmx swap from a page load."""
+    await page.evaluate("window.__earfulMark = 'same document'")
+
+
+async def same_document(page: Page) -> bool:
+    """Whether the document tagged by mark_document is still the one shown (no navigation)."""
+    return await page.evaluate("window.__earfulMark === 'same document'")
