@@ -7,10 +7,12 @@ in with Chromium and saves the pages under docs/screenshots/.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import struct
 import sys
 import tempfile
 import zlib
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from playwright.async_api import async_playwright
@@ -81,15 +83,78 @@ FEEDBACK = [
 ]
 
 
+HISTORY = [
+    ("Love how fast the new search is.", "positive", 10),
+    ("The app logs me out every morning.", "negative", 4),
+    ("Could you add an export to Excel?", "neutral", 7),
+    ("Checkout was smooth, thanks!", "positive", 9),
+    ("Prices changed after I added items to the cart.", "negative", 3),
+    ("Dark mode please!", "neutral", 8),
+    ("Support solved my issue in minutes.", "positive", 10),
+    ("The mobile menu overlaps the search field.", "negative", 5),
+]
+
+
+def backfill_history(site: LiveSite, application: dict) -> None:
+    """Older feedback and form opens spread over the last four weeks, for the statistics page.
+
+    The capture API stamps everything with the current time, so the demo database is back-dated
+    directly afterwards; this only ever touches the throw-away database of the screenshots.
+    """
+    for number in range(64):
+        message, sentiment, nps = HISTORY[number % len(HISTORY)]
+        site.submit(
+            application,
+            name=f"Customer {number + 1}",
+            email=f"customer{number + 1}@example.org",
+            message=message,
+            sentiment=sentiment,
+            nps=nps,
+        )
+    database = sqlite3.connect(Path(site.env["EARFUL_DATA_DIR"]) / "earful.sqlite3", timeout=30)
+    with database:
+        ids = [row[0] for row in database.execute("SELECT id FROM feedback ORDER BY id")]
+        now = datetime.now(UTC)
+        for index, feedback_id in enumerate(ids[:64]):
+            when = now - timedelta(days=1, hours=(63 - index) * 10 + (index * 7) % 5)
+            database.execute(
+                "UPDATE feedback SET created_at = ?, last_reply_at = ? WHERE id = ?",
+                (when.isoformat(" "), when.isoformat(" "), feedback_id),
+            )
+        opens = [row[0] for row in database.execute("SELECT id FROM form_opens ORDER BY id")]
+        for index, open_id in enumerate(opens):
+            when = now - timedelta(days=index % 29, hours=index % 7)
+            database.execute(
+                "UPDATE form_opens SET created_at = ? WHERE id = ?", (when.isoformat(" "), open_id)
+            )
+    database.close()
+
+
+def age_recent_feedback(site: LiveSite, skip: int) -> None:
+    """Spread today's showcase feedback over the last hours, so replies take a realistic time."""
+    database = sqlite3.connect(Path(site.env["EARFUL_DATA_DIR"]) / "earful.sqlite3", timeout=30)
+    with database:
+        ids = [row[0] for row in database.execute("SELECT id FROM feedback ORDER BY id")][skip:]
+        now = datetime.now(UTC)
+        for position, feedback_id in enumerate(reversed(ids)):
+            when = (now - timedelta(minutes=25 + 70 * position)).isoformat(" ")
+            database.execute(
+                "UPDATE feedback SET created_at = ?, last_reply_at = ? WHERE id = ?",
+                (when, when, feedback_id),
+            )
+    database.close()
+
+
 def fill(site: LiveSite) -> tuple[dict, int]:
     """Create an agent, an application and a realistic inbox; returns the app and a thread id."""
     token = site.create_agent("alex@acme.co", "Alex Rivera", PASSWORD, plan="team")
     application = site.create_application(token, name="Acme Shop", url="https://shop.acme.co")
-    for _ in range(23):
+    for _ in range(140):
         site.http.post(
             f"{site.base_url}/applications/{application['id']}/open",
             params={"key": application["keys"]["javascript"]},
         )
+    backfill_history(site, application)
     screenshot_id = site.upload(application, "checkout-error.png", gradient_png(), "image/png")
     for name, email, message, tags, nps in FEEDBACK:
         extra = {"attachments": [screenshot_id]} if "Visa" in message else {}
@@ -104,6 +169,7 @@ def fill(site: LiveSite) -> tuple[dict, int]:
             properties='{"plan": "pro", "browser": "Firefox 128", "account_id": 4182}',
             **extra,
         )
+    age_recent_feedback(site, skip=64)
     threads = site.api_get(token, f"/applications/{application['id']}/feedback")["data"]
     crash = next(t for t in threads if "Visa" in t["message"])
     site.reply(
@@ -139,7 +205,7 @@ async def shoot(site: LiveSite, application: dict, thread_id: int) -> None:
         ):
             await page.goto(path)
             await page.wait_for_load_state("networkidle")
-            await page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+            await page.screenshot(path=str(OUT / f"{name}.png"), full_page=name != "inbox")
             print(f"wrote {OUT / f'{name}.png'}")
         await browser.close()
 
