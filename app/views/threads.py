@@ -126,9 +126,7 @@ async def create_reply(application_id: int, feedback_id: int) -> Response | tupl
         return await _render("partials/threads/conversation.html", context, error.status)
     if not _is_htmx():
         return _back_to_thread(application_id, feedback_id)
-    return await _render(
-        "partials/threads/conversation.html", await _thread_context(application, feedback_id)
-    )
+    return await _render("partials/threads/reply-swap.html", await _thread_context(application, feedback_id))
 
 
 async def _set_archived(application_id: int, feedback_id: int, archived: bool) -> Response | tuple[str, int]:

@@ -218,6 +218,7 @@ async def test_agent_replies_to_the_customer(page, site, team):
     await expect(reply).to_contain_text("Agent reply")
     await expect(reply).to_contain_text("Terry Team")
     await expect(page.get_by_role("textbox", name="Message")).to_have_value("")
+    await expect(page.locator("#thread-status")).to_contain_text("First reply after")
     assert await same_document(page), "the reply should be swapped in by htmx"
     stored = thread_of(site, team, feedback_id)
     assert [(r["type"], r["message"], r["email"]) for r in stored["replies"]] == [
