@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 HTMX := app/static/vendor/htmx.min.js
 
-.PHONY: setup run test lint format migration messages clean browser screenshots
+.PHONY: setup run test lint format migration messages clean browser screenshots bench wrk
 
 setup: $(STAMP) $(HTMX)
 
@@ -38,6 +38,14 @@ test: setup lint browser
 # PNGs of the inbox, a thread and the statistics page, shown in the README.
 screenshots: setup browser
 	$(BIN)/python scripts/screenshots.py
+
+# Benchmarks on 127.0.0.1 with wrk (Debian package), written to benchmarks/results.md.
+# BENCH_THREADS (default 1000000), BENCH_DURATION (10s); EARFUL_BENCH_POSTGRES_URL adds PostgreSQL.
+wrk:
+	@command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
+
+bench: setup wrk
+	$(BIN)/python benchmarks/run.py
 
 lint: setup
 	$(BIN)/ruff check .

@@ -1,4 +1,5 @@
-"""The ``earful`` command: database, servers (web, SMTP), the outbox worker, users, tokens, plans."""
+"""The ``earful`` command: database, servers (web, SMTP), the outbox worker, users, tokens, plans,
+and ``seed`` (bulk demo data)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,16 @@ async def _first_admin(settings: Settings) -> None:
                 f"    .venv/bin/earful token create --email {user.email} --scope read --scope write\n",
                 flush=True,
             )
+
+    await _with_database(settings, work)
+
+
+async def _seed(settings: Settings, args: argparse.Namespace) -> None:
+    from app.services.seed import seed_application
+
+    async def work() -> None:
+        report = await seed_application(args.application, args.threads, args.seed)
+        _print_json(report.as_dict())
 
     await _with_database(settings, work)
 
@@ -209,6 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
     owner.add_argument("--org", type=int, metavar="ID")
     owner.add_argument("--user", metavar="EMAIL")
     plan_set.add_argument("plan", choices=["free", "team"])
+
+    seed = commands.add_parser(
+        "seed", help="load realistic threads into an application, fast (demos, benchmarks)"
+    )
+    seed.add_argument("--application", type=int, required=True, metavar="ID")
+    seed.add_argument("--threads", type=int, required=True, metavar="N")
+    seed.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (same seed, same data)")
     add_sentiment_commands(commands)
     return parser
 
@@ -224,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         ("token", "create"): _token_create,
         ("org", "create"): _org_create,
         ("plan", "set"): _plan_set,
+        ("seed", None): _seed,
         ("smtp", None): _smtp,
         ("worker", None): _worker,
     }

@@ -1,0 +1,76 @@
+"""The bare reference for ``make bench``: Quart + Hypercorn + Tortoise, one endpoint.
+
+``POST /submit`` validates a JSON body (an e-mail address and a message) and inserts one row,
+which is the least any capture endpoint on this stack can do. Serve it with
+``hypercorn -k uvloop -w 2 benchmarks.reference_app:app`` after creating the table with
+``python -m benchmarks.reference_app init`` (both read ``REFERENCE_DATABASE_URL``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from quart import Quart, request
+from tortoise import Tortoise, fields
+from tortoise.models import Model
+
+DATABASE_URL = os.environ.get("REFERENCE_DATABASE_URL", "sqlite://:memory:")
+CONFIG = {
+    "connections": {"default": DATABASE_URL},
+    "apps": {"models": {"models": [__name__], "default_connection": "default"}},
+    "use_tz": True,
+    "timezone": "UTC",
+}
+
+
+class Submission(Model):
+    """One submitted message."""
+
+    id = fields.IntField(primary_key=True)
+    email = fields.CharField(max_length=254)
+    message = fields.TextField()
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "reference_submissions"
+
+
+app = Quart(__name__)
+
+
+@app.before_serving
+async def _orm_up() -> None:
+    await Tortoise.init(config=CONFIG, _enable_global_fallback=True)
+
+
+@app.after_serving
+async def _orm_down() -> None:
+    await Tortoise.close_connections()
+
+
+@app.post("/submit")
+async def submit() -> tuple[str, int]:
+    body = await request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        return "Invalid request body", 400
+    email, message = body.get("email"), body.get("message")
+    if not isinstance(email, str) or "@" not in email or len(email) > 254:
+        return "Invalid email address", 400
+    if not isinstance(message, str) or len(message.strip()) < 3:
+        return "Your message is required", 400
+    await Submission.create(email=email.strip().lower(), message=message.strip())
+    return "Feedback sent!", 201
+
+
+async def _init() -> None:
+    await Tortoise.init(config=CONFIG)
+    try:
+        await Tortoise.generate_schemas(safe=True)
+    finally:
+        await Tortoise.close_connections()
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["init"]:
+    asyncio.run(_init())

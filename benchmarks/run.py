@@ -1,0 +1,462 @@
+"""``make bench``: Earful under wrk at 32 connections, next to a bare reference app.
+
+For SQLite (and PostgreSQL when ``EARFUL_BENCH_POSTGRES_URL`` names a server whose user may
+create databases; a throwaway database is created and dropped): migrate a fresh data dir,
+create a user, a token and an application, seed ``BENCH_THREADS`` threads (a million by
+default), serve with ``earful serve --workers 2``, drive every scenario with wrk, then the
+reference app (``benchmarks/reference_app.py``, also 2 workers). Prints requests/s, p50, p99
+and the ratio to the reference's throughput, and writes ``benchmarks/results.md``.
+
+Environment: ``BENCH_THREADS`` (1000000), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32),
+``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names).
+Every load goes to 127.0.0.1 only, and every wrk run is bounded by its duration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+EARFUL = BIN / "earful"
+LUA = ROOT / "benchmarks" / "lua"
+RESULTS = ROOT / "benchmarks" / "results.md"
+NOTES = ROOT / "benchmarks" / "notes.md"
+HOST = "127.0.0.1"
+EMAIL = "bench@example.com"
+PASSWORD = "bench-password-1"
+
+THREADS = int(os.environ.get("BENCH_THREADS", "1000000"))
+DURATION = os.environ.get("BENCH_DURATION", "10s")
+CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
+WRK_THREADS = int(os.environ.get("BENCH_WRK_THREADS", "2"))
+ONLY = {name for name in os.environ.get("BENCH_ONLY", "").split(",") if name}
+POSTGRES_URL = os.environ.get("EARFUL_BENCH_POSTGRES_URL", "")
+
+
+@dataclass
+class Scenario:
+    name: str
+    path: str
+    script: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Measure:
+    scenario: str
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int  # non-2xx/3xx responses plus socket errors
+
+
+@dataclass
+class BackendRun:
+    backend: str
+    seed_seconds: float
+    seed_report: dict
+    measures: list[Measure]
+    reference: Measure | None
+    worker_rss_mb: list[float]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def run(args: list[str], env: dict[str, str], timeout: float = 1800) -> str:
+    result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+def wait_for(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=2)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit(f"{url} did not answer within {timeout} s")
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def worker_rss_mb(process: subprocess.Popen) -> list[float]:
+    """Resident memory of the worker processes (the children of the serving process)."""
+    out = subprocess.run(
+        ["ps", "-o", "rss=,args=", "--ppid", str(process.pid)], capture_output=True, text=True, check=False
+    ).stdout
+    sizes = []
+    for line in out.splitlines():
+        rss, _, args = line.strip().partition(" ")
+        if "multiprocessing" in args and "resource_tracker" not in args:
+            sizes.append(round(int(rss) / 1024, 1))
+    return sizes
+
+
+def _milliseconds(text: str) -> float:
+    match = re.match(r"([\d.]+)(us|ms|s|m)", text)
+    if not match:
+        return float("nan")
+    value, unit = float(match.group(1)), match.group(2)
+    return value * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+
+
+def wrk(name: str, url: str, scenario: Scenario) -> Measure:
+    args = ["wrk", f"-t{WRK_THREADS}", f"-c{CONNECTIONS}", f"-d{DURATION}", "--latency", "--timeout", "10s"]
+    for key, value in scenario.headers.items():
+        args += ["-H", f"{key}: {value}"]
+    if scenario.script:
+        args += ["-s", str(LUA / scenario.script)]
+    args.append(url + scenario.path)
+    env = {**os.environ, **scenario.env}
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, check=False).stdout
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
+    p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M)
+    total = re.search(r"(\d+) requests in", out)
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    errors = int(bad.group(1)) if bad else 0
+    if socket_errors:
+        errors += sum(int(group) for group in socket_errors.groups())
+    if not rps:
+        print(out, file=sys.stderr)
+    return Measure(
+        scenario=name,
+        requests_per_second=float(rps.group(1)) if rps else 0.0,
+        p50_ms=_milliseconds(p50.group(1)) if p50 else float("nan"),
+        p99_ms=_milliseconds(p99.group(1)) if p99 else float("nan"),
+        requests=int(total.group(1)) if total else 0,
+        errors=errors,
+    )
+
+
+def create_application(env: dict[str, str]) -> tuple[int, str]:
+    """The application under test, made by the service (the CLI has no command for it)."""
+    code = (
+        "import asyncio, json\n"
+        "from app.config import load_settings\n"
+        "from app.db import open_database, close_database\n"
+        "from app.models import User\n"
+        "from app.services.applications import create_application\n"
+        "async def main():\n"
+        "    s = load_settings()\n"
+        "    await open_database(s.database_url)\n"
+        f"    user = await User.get(email={EMAIL!r})\n"
+        "    app = await create_application(user, {'name': 'Bench'}, None, s.data_dir)\n"
+        "    print(json.dumps([app.id, app.key_javascript]))\n"
+        "    await close_database()\n"
+        "asyncio.run(main())\n"
+    )
+    application_id, key = json.loads(run([str(BIN / "python"), "-c", code], env).strip().splitlines()[-1])
+    return application_id, key
+
+
+def session_cookie(base: str) -> str:
+    """Sign in once through the web app; the cookie header wrk sends on the HTML pages."""
+    with httpx.Client(base_url=base, timeout=10) as client:
+        page = client.get("/app/login").text
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        if not csrf:
+            raise SystemExit("no CSRF token on /app/login")
+        response = client.post(
+            "/app/login", data={"email": EMAIL, "password": PASSWORD, "csrf_token": csrf.group(1)}
+        )
+        if response.status_code != 302:
+            raise SystemExit(f"sign-in failed: {response.status_code}")
+        return "; ".join(f"{name}={value}" for name, value in client.cookies.items())
+
+
+def scenarios(application_id: int, key: str, token: str, thread_id: int, cookie: str, upload: Path) -> list:
+    bearer = {"Authorization": f"Bearer {token}"}
+    apps = f"/applications/{application_id}"
+    today = datetime.now(UTC).date().isoformat()
+    boundary = "benchboundary" + secrets.token_hex(8)
+    upload_body = upload.with_suffix(".multipart")
+    upload_body.write_bytes(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="screenshot.png"\r\n'
+        "Content-Type: image/png\r\n\r\n".encode()
+        + upload.read_bytes()
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    return [
+        Scenario("capture submit", f"{apps}/submit?key={key}", "submit.lua"),
+        Scenario("capture open", f"{apps}/open?key={key}", "post.lua"),
+        Scenario(
+            "upload 100 KB",
+            f"{apps}/upload?key={key}",
+            "post.lua",
+            env={
+                "BENCH_BODY_FILE": str(upload_body),
+                "BENCH_CONTENT_TYPE": f"multipart/form-data; boundary={boundary}",
+            },
+        ),
+        Scenario("feedback list", f"{apps}/feedback?limit=50", headers=bearer),
+        Scenario("feedback list archived", f"{apps}/feedback?limit=50&archived=1", headers=bearer),
+        Scenario("one thread", f"{apps}/feedback/{thread_id}", headers=bearer),
+        Scenario(
+            "post reply",
+            f"{apps}/feedback/{thread_id}/replies",
+            "reply.lua",
+            env={"BENCH_APPLICATION": str(application_id), "BENCH_THREAD_ID": str(thread_id)},
+            headers=bearer,
+        ),
+        Scenario("replies list (date)", f"{apps}/replies?date={today}&limit=50", headers=bearer),
+        Scenario("tags list", f"{apps}/tags", headers=bearer),
+        Scenario("inbox page", f"/app{apps}/feedback", headers={"Cookie": cookie}),
+        Scenario("thread page", f"/app{apps}/feedback/{thread_id}", headers={"Cookie": cookie}),
+    ]
+
+
+def pick(items: list[Scenario]) -> list[Scenario]:
+    return [item for item in items if not ONLY or item.name in ONLY]
+
+
+def bench_backend(backend: str, database_url: str | None, reference_url: str) -> BackendRun:
+    data_dir = Path(tempfile.mkdtemp(prefix=f"earful-bench-{backend}-"))
+    port = free_port()
+    base = f"http://{HOST}:{port}"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("EARFUL_")}
+    env.update({"EARFUL_DATA_DIR": str(data_dir), "EARFUL_BASE_URL": base})
+    if database_url:
+        env["EARFUL_DATABASE_URL"] = database_url
+    try:
+        print(f"\n== {backend}: data dir {data_dir}", flush=True)
+        run([str(EARFUL), "db", "upgrade"], env)
+        run([str(EARFUL), "user", "create", "--email", EMAIL, "--name", "Bench", "--password", PASSWORD], env)
+        run([str(EARFUL), "plan", "set", "--user", EMAIL, "team"], env)
+        token = run(
+            [str(EARFUL), "token", "create", "--email", EMAIL, "--scope", "read", "--scope", "write"], env
+        )
+        token = token.strip()
+        application_id, key = create_application(env)
+        print(f"seeding {THREADS} threads into application {application_id} ...", flush=True)
+        started = time.perf_counter()
+        seed_out = run(
+            [str(EARFUL), "seed", "--application", str(application_id), "--threads", str(THREADS)], env
+        )
+        seed_seconds = time.perf_counter() - started
+        seed_report = json.loads(seed_out.strip().splitlines()[-1])
+        print(f"seeded in {seed_seconds:.1f} s: {seed_report}", flush=True)
+
+        server = subprocess.Popen(
+            [str(EARFUL), "serve", "--workers", "2", "--port", str(port)],
+            env=env,
+            stdout=(data_dir / "serve.log").open("w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            wait_for(f"{base}/app/login")
+            with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
+                page = client.get(f"/applications/{application_id}/feedback?limit=1").json()
+                thread_id = page["data"][0]["id"] if "data" in page else page["feedback"][0]["id"]
+            cookie = session_cookie(base)
+            upload = data_dir / "upload.bin"
+            upload.write_bytes(os.urandom(100 * 1024))
+            measures = []
+            for scenario in pick(scenarios(application_id, key, token, thread_id, cookie, upload)):
+                measure = wrk(scenario.name, base, scenario)
+                measures.append(measure)
+                print(
+                    f"{measure.scenario:24} {measure.requests_per_second:9.1f} req/s  "
+                    f"p50 {measure.p50_ms:7.2f} ms  p99 {measure.p99_ms:7.2f} ms  errors {measure.errors}",
+                    flush=True,
+                )
+            rss = worker_rss_mb(server)
+            print(f"worker RSS after the run: {rss} MB", flush=True)
+        finally:
+            stop(server)
+        reference = bench_reference(backend, reference_url, data_dir)
+        return BackendRun(backend, seed_seconds, seed_report, measures, reference, rss)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def bench_reference(backend: str, reference_url: str, data_dir: Path) -> Measure | None:
+    port = free_port()
+    env = {**os.environ, "REFERENCE_DATABASE_URL": reference_url, "PYTHONPATH": str(ROOT)}
+    run([str(BIN / "python"), "-m", "benchmarks.reference_app", "init"], env)
+    server = subprocess.Popen(
+        [
+            str(BIN / "hypercorn"),
+            "-k",
+            "uvloop",
+            "-w",
+            "2",
+            "-b",
+            f"{HOST}:{port}",
+            "benchmarks.reference_app:app",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=(data_dir / "reference.log").open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        wait_for(f"http://{HOST}:{port}/")
+        measure = wrk(
+            "reference submit",
+            f"http://{HOST}:{port}",
+            Scenario("reference", "/submit", "reference_submit.lua"),
+        )
+    finally:
+        stop(server)
+    print(
+        f"{'reference submit':24} {measure.requests_per_second:9.1f} req/s  "
+        f"p50 {measure.p50_ms:7.2f} ms  p99 {measure.p99_ms:7.2f} ms  errors {measure.errors}  ({backend})",
+        flush=True,
+    )
+    return measure
+
+
+def _asyncpg_dsn(url: str) -> str:
+    return "postgresql://" + url.split("://", 1)[1]
+
+
+async def _postgres(admin_url: str, statement: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(_asyncpg_dsn(admin_url))
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+def machine() -> dict[str, str]:
+    cpu = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    memory = "unknown"
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal"):
+            memory = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    return {
+        "cores": str(os.cpu_count()),
+        "cpu": cpu,
+        "memory": memory,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def write_results(runs: list[BackendRun]) -> None:
+    info = machine()
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `make bench` (`benchmarks/run.py`); run it again to refresh. Every load runs on",
+        "127.0.0.1: `earful serve --workers 2` (Hypercorn, uvloop) driven by wrk with "
+        f"{WRK_THREADS} threads and {CONNECTIONS} connections for {DURATION} per scenario,",
+        "wrk on the same machine.",
+        "The ratio is a scenario's throughput over the bare reference app's (`benchmarks/reference_app.py`:",
+        "Quart + Hypercorn + Tortoise, 2 workers, one endpoint that validates JSON and inserts one row).",
+        "",
+        f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- Machine: {info['cores']} cores ({info['cpu']}), {info['memory']} RAM, {info['os']}",
+        f"- Python {info['python']}; seeded threads per application: {THREADS:,}",
+        "",
+    ]
+    for result in runs:
+        reference = result.reference.requests_per_second if result.reference else 0.0
+        seed = result.seed_report
+        memory = ", ".join(f"{mb:.0f} MB" for mb in result.worker_rss_mb)
+        lines += [
+            f"## {result.backend}",
+            "",
+            f"Seed: {seed.get('threads', 0):,} threads, {seed.get('replies', 0):,} "
+            f"replies and notes, {seed.get('tag_links', 0):,} tag links, "
+            f"{seed.get('members', 0):,} senders in {result.seed_seconds:.1f} s "
+            "(`earful seed`, wall clock including start-up).",
+            "",
+            "| scenario | req/s | p50 ms | p99 ms | x reference | errors |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for measure in result.measures:
+            ratio = measure.requests_per_second / reference if reference else float("nan")
+            lines.append(
+                f"| {measure.scenario} | {measure.requests_per_second:.0f} | {measure.p50_ms:.1f} | "
+                f"{measure.p99_ms:.1f} | {ratio:.2f} | {measure.errors} |"
+            )
+        if result.reference:
+            ref = result.reference
+            lines.append(
+                f"| *reference submit* | {ref.requests_per_second:.0f} | {ref.p50_ms:.1f} | {ref.p99_ms:.1f} "
+                f"| 1.00 | {ref.errors} |"
+            )
+        lines += [
+            "",
+            f"Resident memory per worker after the run: {memory}.",
+            "",
+        ]
+    if NOTES.exists():
+        lines += [NOTES.read_text().rstrip(), ""]
+    RESULTS.write_text("\n".join(lines))
+    print(f"\nwrote {RESULTS.relative_to(ROOT)}")
+
+
+def main() -> int:
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed (make bench installs the Debian package)")
+    runs: list[BackendRun] = []
+    reference_dir = Path(tempfile.mkdtemp(prefix="earful-bench-reference-"))
+    try:
+        runs.append(bench_backend("SQLite", None, f"sqlite://{reference_dir}/reference.sqlite3"))
+        if POSTGRES_URL:
+            name = f"earful_bench_{secrets.token_hex(6)}"
+            parts = urlsplit(POSTGRES_URL)
+            url = urlunsplit(parts._replace(path=f"/{name}"))
+            asyncio.run(_postgres(POSTGRES_URL, f'CREATE DATABASE "{name}"'))
+            try:
+                runs.append(bench_backend("PostgreSQL", url, url))
+            finally:
+                asyncio.run(_postgres(POSTGRES_URL, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        else:
+            print("\nEARFUL_BENCH_POSTGRES_URL is not set: PostgreSQL skipped.")
+    finally:
+        shutil.rmtree(reference_dir, ignore_errors=True)
+    write_results(runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
