@@ -8,6 +8,7 @@ from app.models import Feedback
 from app.services.attachments import store_uploads
 from app.services.feedback import set_archived
 from app.services.files import IncomingFile
+from tests.api.shapes import REPLY_FIELDS
 from tests.conftest import BASE_URL
 from tests.factories import (
     body_json,
@@ -47,17 +48,6 @@ THREAD_FIELDS = {
     "nps",
     "url",
     "language",
-}
-REPLY_FIELDS = {
-    "id",
-    "type",
-    "message",
-    "email",
-    "avatar",
-    "attachments",
-    "user",
-    "reply_from_agent",
-    "created_at",
 }
 
 

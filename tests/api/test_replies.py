@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.models import Feedback, Reply
+from tests.api.shapes import REPLY_FIELDS
 from tests.conftest import BASE_URL
 from tests.factories import (
     body_json,
@@ -20,17 +21,6 @@ from tests.factories import (
     make_user,
 )
 
-REPLY_FIELDS = {
-    "id",
-    "type",
-    "message",
-    "email",
-    "avatar",
-    "attachments",
-    "user",
-    "reply_from_agent",
-    "created_at",
-}
 FEEDBACK_SUMMARY_FIELDS = {"id", "email", "message", "sentiment", "archived", "created_at", "updated_at"}
 
 
