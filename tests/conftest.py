@@ -12,6 +12,7 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -43,6 +44,31 @@ def _asyncpg_dsn(url: str) -> str:
     return "postgresql://" + url.split("://", 1)[1]
 
 
+@asynccontextmanager
+async def throwaway_postgres_database(prefix: str) -> AsyncIterator[str]:
+    """A new, empty PostgreSQL database on the server of EARFUL_TEST_POSTGRES_URL, dropped afterwards.
+
+    Skips the test when the variable is not set.
+    """
+    admin_url = os.environ.get(POSTGRES_ENV)
+    if not admin_url:
+        pytest.skip(f"PostgreSQL tests skipped: {POSTGRES_ENV} is not set")
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(_asyncpg_dsn(admin_url))
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield _with_database(admin_url, name)
+    finally:
+        admin = await asyncpg.connect(_asyncpg_dsn(admin_url))
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
 async def database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -53,23 +79,9 @@ async def database_url(
         await upgrade_database(url)
         yield url
         return
-    admin_url = os.environ.get(POSTGRES_ENV)
-    if not admin_url:
-        pytest.skip(f"PostgreSQL tests skipped: {POSTGRES_ENV} is not set")
-    name = f"earful_test_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(_asyncpg_dsn(admin_url))
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    url = _with_database(admin_url, name)
-    await upgrade_database(url)
-    yield url
-    admin = await asyncpg.connect(_asyncpg_dsn(admin_url))
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    async with throwaway_postgres_database("earful_test") as url:
+        await upgrade_database(url)
+        yield url
 
 
 @pytest.fixture(scope="session")

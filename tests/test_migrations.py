@@ -12,10 +12,8 @@ import os
 import re
 import sqlite3
 import sys
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -23,10 +21,10 @@ from tortoise.models import Model
 
 from app import models
 from app.config import sqlite_url
+from tests.conftest import throwaway_postgres_database
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
-POSTGRES_ENV = "EARFUL_TEST_POSTGRES_URL"
 RECORDER_TABLE = "tortoise_migrations"
 
 UPGRADE_SCRIPT = """
@@ -140,21 +138,8 @@ async def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Asyn
     if request.param == "sqlite":
         yield sqlite_url(tmp_path / "data" / "earful.sqlite3")
         return
-    admin_url = os.environ.get(POSTGRES_ENV)
-    if not admin_url:
-        pytest.skip(f"PostgreSQL tests skipped: {POSTGRES_ENV} is not set")
-    name = f"earful_migrations_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(asyncpg_dsn(admin_url))
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    yield urlunsplit(urlsplit(admin_url)._replace(path=f"/{name}"))
-    admin = await asyncpg.connect(asyncpg_dsn(admin_url))
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    async with throwaway_postgres_database("earful_migrations") as url:
+        yield url
 
 
 async def schema_of(database_url: str) -> dict[str, object]:

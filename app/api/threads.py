@@ -11,7 +11,7 @@ from app.api.common import parse_id, query_int, read_body, settings
 from app.api.management import data
 from app.api.serializers import listed_reply_json, thread_json
 from app.errors import ValidationError
-from app.models import Application
+from app.models import Application, Feedback
 from app.services import feedback as feedback_service
 from app.services import replies as replies_service
 from app.services.applications import get_application
@@ -24,6 +24,14 @@ INVALID_BODY = "The request body must be a JSON object."
 
 async def _application(application_id: str) -> Application:
     return await get_application(current_user(), parse_id(application_id, "Invalid application"))
+
+
+async def _thread(application_id: str, feedback_id: str) -> tuple[Application, Feedback]:
+    """The user's application and one of its threads, from the path."""
+    application = await _application(application_id)
+    return application, await feedback_service.get_thread(
+        application, parse_id(feedback_id, "Invalid feedback")
+    )
 
 
 def _archived_filter() -> bool:
@@ -73,8 +81,7 @@ async def show_feedback(application_id: str, feedback_id: str) -> Response:
 @blueprint.patch("/applications/<application_id>/feedback/<feedback_id>")
 @require_scope("write")
 async def update_feedback(application_id: str, feedback_id: str) -> Response:
-    application = await _application(application_id)
-    thread = await feedback_service.get_thread(application, parse_id(feedback_id, "Invalid feedback"))
+    application, thread = await _thread(application_id, feedback_id)
     body = await read_body(INVALID_BODY)
     if "archived" not in body and "sentiment" not in body:
         raise ValidationError("Nothing sent to update")
@@ -94,8 +101,7 @@ async def update_feedback(application_id: str, feedback_id: str) -> Response:
 @blueprint.post("/applications/<application_id>/feedback/<feedback_id>/replies")
 @require_scope("write")
 async def create_reply(application_id: str, feedback_id: str) -> Response:
-    application = await _application(application_id)
-    thread = await feedback_service.get_thread(application, parse_id(feedback_id, "Invalid feedback"))
+    application, thread = await _thread(application_id, feedback_id)
     body = await read_body(INVALID_BODY)
     await replies_service.create_agent_reply(
         current_user(), application, thread, body.get("message"), body.get("type")
