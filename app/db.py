@@ -7,7 +7,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tortoise import Tortoise
+from tortoise import Tortoise, connections
+from tortoise.backends.base.client import TransactionalDBClient
+from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.migrations.api.migrate import migrate
 from tortoise.transactions import in_transaction
 
@@ -17,10 +19,28 @@ MODELS_MODULE = "app.models"
 MIGRATIONS_MODULE = "migrations"
 
 
+async def _keep_session(connection: object) -> None:
+    """What a PostgreSQL connection needs when it goes back to the pool: nothing more.
+
+    asyncpg's default reset runs ``RESET ALL``, ``UNLISTEN *``, ``CLOSE ALL`` and an advisory
+    unlock, one more round trip after every statement run outside a transaction. Earful never
+    changes session settings, listens, keeps cursors or takes advisory locks, and asyncpg still
+    rolls back a transaction left open whatever this does.
+    """
+
+
+def _connection(database_url: str) -> str | dict[str, Any]:
+    if not database_url.startswith(("postgres://", "asyncpg://")):
+        return database_url
+    connection = expand_db_url(database_url)
+    connection["credentials"]["reset"] = _keep_session
+    return connection
+
+
 def tortoise_config(database_url: str) -> dict[str, Any]:
     """Return the Tortoise configuration for one database URL (SQLite or PostgreSQL)."""
     return {
-        "connections": {"default": database_url},
+        "connections": {"default": _connection(database_url)},
         "apps": {
             "models": {
                 "models": [MODELS_MODULE],
@@ -74,6 +94,11 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
             return await work()
 
     return await asyncio.shield(unit())
+
+
+def in_open_transaction() -> bool:
+    """Whether the running task is inside a transaction (``atomic`` or ``in_transaction``)."""
+    return isinstance(connections.get("default"), TransactionalDBClient)
 
 
 def _cli_database_url() -> str:
