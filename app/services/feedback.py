@@ -14,10 +14,11 @@ from tortoise.expressions import F
 from app.db import atomic
 from app.errors import DomainError, NotFound, ValidationError
 from app.i18n import N_, normalize_language
-from app.models import SENTIMENTS, Application, Attachment, Feedback, FeedbackTag, Member, Reply, Tag
+from app.models import SENTIMENTS, Application, Attachment, Feedback, FeedbackTag, Reply, Tag
 from app.services import sentiment as sentiment_analysis
-from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD, claim_for_thread
-from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, move_thread_counts, normalize_tag, tag_new_thread
+from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD
+from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, move_thread_counts, normalize_tag
+from app.services.thread_writer import NewThread, write_thread
 from app.services.validation import MAX_ID, normalize_email, parse_int, storable
 
 MIN_MESSAGE_LENGTH = 3
@@ -176,50 +177,17 @@ def parse_submission(body: Mapping[str, object], caller_ip: str, user_agent: str
     )
 
 
-async def _upsert_member(application_id: int, email: str, name: str) -> Member:
-    """Insert the sender or keep the existing one (a write first, see app.db.atomic)."""
-    member = Member(application_id=application_id, email=email, name=name)
-    if name:
-        await Member.bulk_create(
-            [member], on_conflict=["application_id", "email"], update_fields=["name", "updated_at"]
-        )
-    else:
-        await Member.bulk_create([member], ignore_conflicts=True)
-    return await Member.get(application_id=application_id, email=email)
-
-
 async def create_thread(application: Application, submission: Submission) -> Feedback:
-    """Create a thread with its sender, tags and attachments, in one transaction.
+    """Create a thread with its sender, tags and attachments, committed before it returns.
 
     The sentiment is computed before the thread is written, so it is never visible without one.
+    Called inside a transaction, the thread is part of it; otherwise it is written by the
+    worker's group commit (:mod:`app.services.thread_writer`).
     """
     label = submission.sentiment or sentiment_analysis.analyze(
         submission.message, submission.language if submission.language_given else None
     )
-
-    async def work() -> Feedback:
-        member = await _upsert_member(application.id, submission.email, submission.name)
-        now = datetime.now(UTC)
-        thread = await Feedback.create(
-            application_id=application.id,
-            member=member,
-            message=submission.message,
-            sentiment=label,
-            nps=submission.nps,
-            url=submission.url,
-            language=submission.language,
-            ip_address=submission.ip_address,
-            user_agent=submission.user_agent,
-            properties=submission.properties,
-            created_at=now,
-            last_reply_at=now,
-        )
-        await claim_for_thread(application.id, thread.id, submission.attachments)
-        await tag_new_thread(application.id, thread.id, submission.tags)
-        await Application.filter(id=application.id).update(open_threads=F("open_threads") + 1)
-        return thread
-
-    return await atomic(work)
+    return await write_thread(NewThread(application.id, submission, label))
 
 
 async def load_details(threads: Sequence[Feedback]) -> list[ThreadDetails]:

@@ -57,15 +57,6 @@ async def ensure_tags(application_id: int, names: Sequence[str]) -> list[Tag]:
     return await Tag.filter(application_id=application_id, name__in=list(names))
 
 
-async def tag_new_thread(application_id: int, feedback_id: int, names: Sequence[str]) -> None:
-    """Link a new (open) thread to its tags and count it on each of them."""
-    if not names:
-        return
-    tags = await ensure_tags(application_id, names)
-    await FeedbackTag.bulk_create([FeedbackTag(feedback_id=feedback_id, tag_id=tag.id) for tag in tags])
-    await Tag.filter(id__in=[tag.id for tag in tags]).update(open_count=F("open_count") + 1)
-
-
 async def move_thread_counts(feedback_id: int, archived: bool) -> None:
     """Move a thread's count on each of its tags between open and archived."""
     tag_ids = await FeedbackTag.filter(feedback_id=feedback_id).values_list("tag_id", flat=True)

@@ -1,0 +1,99 @@
+"""Group commit of new threads: submits that arrive together share one transaction, never a fate."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.db import atomic
+from app.errors import ValidationError
+from app.models import Application, Feedback, FeedbackTag, Member, Tag
+from app.services.feedback import create_thread, parse_submission
+from tests.factories import make_application
+
+
+def _submission(**body: object):
+    body.setdefault("message", "The export button does nothing.")
+    return parse_submission(body, "203.0.113.7", "pytest/1.0")
+
+
+async def _tag_counts(application: Application) -> dict[str, int]:
+    return {tag.name: tag.open_count for tag in await Tag.filter(application_id=application.id)}
+
+
+async def test_concurrent_submits_are_all_written_with_their_senders_tags_and_counts(
+    application: Application,
+) -> None:
+    bodies = [
+        {"email": f"c{n % 7}@example.org", "name": f"Name {n}" if n % 2 else "", "tags": tags}
+        for n, tags in enumerate([["bug"], ["bug", "ui"], [], ["ui", "billing"], ["bug"]] * 6)
+    ]
+
+    threads = await asyncio.gather(*(create_thread(application, _submission(**body)) for body in bodies))
+
+    assert len({thread.id for thread in threads}) == 30
+    stored = await Feedback.filter(application_id=application.id).count()
+    assert stored == 30
+    assert (await Application.get(id=application.id)).open_threads == 30
+    assert await Member.filter(application_id=application.id).count() == 7
+    assert await _tag_counts(application) == {"bug": 18, "ui": 12, "billing": 6}
+    for thread, body in zip(threads, bodies, strict=True):
+        linked = await FeedbackTag.filter(feedback_id=thread.id).values_list("tag__name", flat=True)
+        assert sorted(linked) == sorted(body["tags"])
+        member = await Member.get(id=(await Feedback.get(id=thread.id)).member_id)
+        assert member.email == body["email"]
+
+
+async def test_a_bad_submit_in_a_batch_fails_alone(application: Application) -> None:
+    good = [_submission(email=f"ok{n}@example.org", tags=["bug"]) for n in range(5)]
+    bad = _submission(email="bad@example.org", attachments=[999_999], tags=["bug"])
+
+    results = await asyncio.gather(
+        *(create_thread(application, submission) for submission in [*good[:3], bad, *good[3:]]),
+        return_exceptions=True,
+    )
+
+    assert isinstance(results[3], ValidationError)
+    assert all(isinstance(result, Feedback) for n, result in enumerate(results) if n != 3)
+    assert await Feedback.filter(application_id=application.id).count() == 5
+    assert (await Application.get(id=application.id)).open_threads == 5
+    assert await _tag_counts(application) == {"bug": 5}
+    assert not await Member.filter(email="bad@example.org").exists()
+
+
+async def test_a_thread_created_inside_a_transaction_rolls_back_with_it(application: Application) -> None:
+    async def work() -> None:
+        await create_thread(application, _submission(email="jo@example.org"))
+        raise ValidationError("stop")
+
+    with pytest.raises(ValidationError):
+        await atomic(work)
+
+    assert not await Feedback.filter(application_id=application.id).exists()
+    assert (await Application.get(id=application.id)).open_threads == 0
+
+
+async def test_ids_of_deleted_threads_are_never_given_again(application: Application) -> None:
+    first = await create_thread(application, _submission(email="jo@example.org"))
+    await Feedback.filter(id=first.id).delete()
+
+    second = await create_thread(application, _submission(email="jo@example.org"))
+
+    assert second.id > first.id
+
+
+async def test_batches_keep_each_application_apart(agent, application: Application) -> None:
+    other = await make_application(agent, name="Other")
+
+    await asyncio.gather(
+        *(
+            create_thread(app, _submission(email="same@example.org", tags=["bug"]))
+            for app in [application, other] * 5
+        )
+    )
+
+    for app in (application, other):
+        assert (await Application.get(id=app.id)).open_threads == 5
+        assert await _tag_counts(app) == {"bug": 5}
+        assert await Member.filter(application_id=app.id).count() == 1
