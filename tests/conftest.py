@@ -28,6 +28,7 @@ from app import create_app
 from app.config import Settings, sqlite_url
 from app.db import close_database, open_database, upgrade_database
 from app.models import Application, User
+from app.services.applications import forget_capture_cache
 from tests.factories import Api, make_application, make_token, make_user
 
 BASE_URL = "http://earful.test"
@@ -102,6 +103,7 @@ async def empty_database() -> None:
     for tables this small; ids keep counting, so tests never assume them."""
     for model in _topological_sort_models(list(Tortoise.apps.get_models_iterable())):
         await model.all().delete()
+    forget_capture_cache()
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import secrets
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -159,19 +161,67 @@ async def update_application(
     if fields:
         application.update_from_dict(fields)
         await application.save()
+        _capture_cache.forget(application.id)
     if logo and old_logo:
         remove_file(logos_dir(data_dir, application.id) / old_logo)
     return application
 
 
 async def rotate_key(application: Application, platform: str) -> str:
-    """Replace one platform key; the old one stops working at once."""
+    """Replace one platform key; the old one stops working at once in this worker, and within
+    ``CAPTURE_CACHE_SECONDS`` in the others."""
     if platform not in PLATFORMS:
         raise ValidationError("The selected platform is invalid.")
     key = random_token(24)
     await Application.filter(id=application.id).update(**{f"key_{platform}": key})
+    _capture_cache.forget(application.id)
     setattr(application, f"key_{platform}", key)
     return key
+
+
+class _CaptureCache:
+    """Applications recently seen by the capture API in this worker, kept for a few seconds.
+
+    Widgets post at the rate their users type, so the capture API would otherwise read the same
+    row on every request. A change made through this worker (a rotated key, uploads switched off)
+    applies at once; the other workers see it within ``CAPTURE_CACHE_SECONDS``. Entries are
+    read-only snapshots, never saved.
+    """
+
+    def __init__(self, seconds: float, size: int) -> None:
+        self.seconds = seconds
+        self.size = size
+        self._entries: OrderedDict[int, tuple[float, Application]] = OrderedDict()
+
+    async def get(self, application_id: int) -> Application | None:
+        now = time.monotonic()
+        entry = self._entries.get(application_id)
+        if entry is not None and entry[0] > now:
+            return entry[1]
+        application = await Application.get_or_none(id=application_id)
+        if application is None:
+            self._entries.pop(application_id, None)
+            return None
+        self._entries[application_id] = (now + self.seconds, application)
+        self._entries.move_to_end(application_id)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+        return application
+
+    def forget(self, application_id: int) -> None:
+        self._entries.pop(application_id, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+CAPTURE_CACHE_SECONDS = 2.0
+_capture_cache = _CaptureCache(CAPTURE_CACHE_SECONDS, size=10_000)
+
+
+def forget_capture_cache() -> None:
+    """Drop every cached application (when the database underneath changes, as in the tests)."""
+    _capture_cache.clear()
 
 
 async def authenticate_capture(application_id: int, key: str | None, missing: str) -> Application:
@@ -179,7 +229,7 @@ async def authenticate_capture(application_id: int, key: str | None, missing: st
 
     Every platform key is compared, in constant time, whatever matched before.
     """
-    application = await Application.get_or_none(id=application_id)
+    application = await _capture_cache.get(application_id)
     if application is None:
         raise NotFound(missing)
     given = key or ""

@@ -190,6 +190,15 @@ async def test_upload_when_uploads_are_disabled_is_rejected(api, agent):
     assert not await Attachment.filter(application_id=application.id).exists()
 
 
+async def test_switching_uploads_off_applies_to_the_next_upload(api, application, token):
+    await upload_ids(api, application, ("a.txt", b"first"))
+
+    switched = await api.put(f"/applications/{application.id}", token, form={"uploads_enabled": "0"})
+    assert switched.status_code == 200
+
+    await assert_text(await upload(api, application, ("b.txt", b"second")), 400, "Uploads not enabled")
+
+
 async def test_uploads_disabled_is_checked_before_the_body(api, agent):
     application = await make_application(agent, uploads_enabled=False)
 

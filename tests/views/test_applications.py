@@ -332,6 +332,7 @@ async def test_edit_replaces_the_logo(client, application, signed_in):
 
 async def test_rotating_a_key_changes_it_and_the_old_key_stops_working(client, application, signed_in):
     old = application.key_ios
+    assert (await client.post(f"/applications/{application.id}/open?key={old}")).status_code == 201
 
     response = await client.post(
         f"/app/applications/{application.id}/keys/ios/rotate", form={"csrf_token": signed_in}
