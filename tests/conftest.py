@@ -29,6 +29,7 @@ from app.config import Settings, sqlite_url
 from app.db import close_database, open_database, upgrade_database
 from app.models import Application, User
 from app.services.applications import forget_capture_cache
+from app.services.thread_writer import known_tags
 from tests.factories import Api, make_application, make_token, make_user
 
 BASE_URL = "http://earful.test"
@@ -104,6 +105,7 @@ async def empty_database() -> None:
     for model in _topological_sort_models(list(Tortoise.apps.get_models_iterable())):
         await model.all().delete()
     forget_capture_cache()
+    known_tags.clear()
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from tortoise import connections
 from tortoise.expressions import Case, F, When
 
 from app.db import atomic, in_open_transaction
-from app.models import Application, Feedback, FeedbackTag, Member, Tag
+from app.models import Application, Feedback, FeedbackTag, Tag
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
 
@@ -48,44 +48,61 @@ class NewThread:
     sentiment: str
 
 
+def _placeholders(dialect: str, rows: int, columns: int) -> str:
+    """``(?, ?), (?, ?)`` for SQLite, ``($1, $2), ($3, $4)`` for PostgreSQL."""
+    if dialect == "postgres":
+        return ", ".join(
+            "(" + ", ".join(f"${row * columns + column + 1}" for column in range(columns)) + ")"
+            for row in range(rows)
+        )
+    return ", ".join("(" + ", ".join("?" * columns) + ")" for _ in range(rows))
+
+
 async def _upsert_members(items: Sequence[NewThread]) -> dict[tuple[int, str], int]:
     """Insert the senders, or update the name of those who give one, and return their ids.
 
-    This is the first statement of the unit: a write, so that SQLite takes its lock at once.
+    One statement (``ON CONFLICT ... RETURNING``, PostgreSQL and SQLite >= 3.35), the first of
+    the unit: a write, so that SQLite takes its lock at once. Sorted, so that two batches lock
+    the same senders in the same order.
     """
     names: dict[tuple[int, str], str] = {}
     for item in items:
         key = (item.application_id, item.submission.email)
         if item.submission.name or key not in names:
             names[key] = item.submission.name
-    # Sorted, so that two batches lock the same senders in the same order.
-    ordered = sorted(names.items())
-    named = [Member(application_id=a, email=e, name=n) for (a, e), n in ordered if n]
-    unnamed = [Member(application_id=a, email=e, name="") for (a, e), n in ordered if not n]
-    if named:
-        await Member.bulk_create(
-            named, on_conflict=["application_id", "email"], update_fields=["name", "updated_at"]
-        )
-    if unnamed:
-        await Member.bulk_create(unnamed, ignore_conflicts=True)
-    ids: dict[tuple[int, str], int] = {}
-    emails: dict[int, list[str]] = defaultdict(list)
-    for application_id, email in names:
-        emails[application_id].append(email)
-    for application_id, addresses in emails.items():
-        rows = await Member.filter(application_id=application_id, email__in=addresses).values_list(
-            "id", "email"
-        )
-        ids.update({(application_id, email): member_id for member_id, email in rows})
-    return ids
+    connection = connections.get("default")
+    now = datetime.now(UTC)
+    values: list[object] = []
+    for (application_id, email), name in sorted(names.items()):
+        values += [application_id, email, name, now, now]
+    rows = await connection.execute_query_dict(
+        'INSERT INTO "members" ("application_id", "email", "name", "created_at", "updated_at") '
+        f"VALUES {_placeholders(connection.capabilities.dialect, len(names), 5)} "
+        'ON CONFLICT ("application_id", "email") DO UPDATE SET '
+        '"name" = CASE WHEN excluded."name" <> \'\' THEN excluded."name" ELSE "members"."name" END, '
+        '"updated_at" = CASE WHEN excluded."name" <> \'\' THEN excluded."updated_at" '
+        'ELSE "members"."updated_at" END '
+        'RETURNING "id", "application_id", "email"',
+        values,
+    )
+    return {(row["application_id"], row["email"]): row["id"] for row in rows}
 
 
-async def insert_threads(items: Sequence[NewThread]) -> list[Feedback]:
+@dataclass
+class Written:
+    """Threads written by :func:`insert_threads`, and the ids of the tags they were linked to."""
+
+    threads: list[Feedback]
+    tag_ids: dict[tuple[int, str], int]
+
+
+async def insert_threads(items: Sequence[NewThread]) -> Written:
     """Write new threads with their senders, uploads and tags; run it inside a transaction.
 
-    Statements, whatever the number of threads: the sender upsert and look-up, the thread ids,
-    one insert of the threads, the tags (created if new), one insert of the links, one update of
-    the tags' counts and one of each application's; plus one claim per thread with uploads.
+    Statements, whatever the number of threads: the sender upsert, the thread ids, one insert of
+    the threads, the tags this worker does not know yet (created if new), one insert of the
+    links, one update of the tags' counts and one of each application's; plus one claim per
+    thread with uploads.
     """
     members = await _upsert_members(items)
     now = datetime.now(UTC)
@@ -112,10 +129,10 @@ async def insert_threads(items: Sequence[NewThread]) -> list[Feedback]:
     await Feedback.bulk_create(threads)
     for item, thread in zip(items, threads, strict=True):
         await claim_for_thread(item.application_id, thread.id, item.submission.attachments)
-    await _tag_new_threads(items, threads)
+    tag_ids = await _tag_new_threads(items, threads)
     for application_id, count in Counter(item.application_id for item in items).items():
         await Application.filter(id=application_id).update(open_threads=F("open_threads") + count)
-    return threads
+    return Written(threads, tag_ids)
 
 
 async def _reserve_thread_ids(count: int) -> list[int]:
@@ -137,18 +154,51 @@ async def _reserve_thread_ids(count: int) -> list[int]:
     return list(range(last + 1, last + 1 + count))
 
 
-async def _tag_new_threads(items: Sequence[NewThread], threads: Sequence[Feedback]) -> None:
-    """Link new (open) threads to their tags and count them on each tag."""
-    wanted: dict[int, set[str]] = defaultdict(set)
-    for item in items:
-        wanted[item.application_id].update(item.submission.tags)
+class KnownTags:
+    """Ids of the tags that committed writes created or found, by (application, name).
+
+    Most submits reuse a handful of tags, and tags are never deleted, so once a worker knows a
+    tag's id it links threads to it without looking it up. Ids are learnt only after their
+    transaction commits; a batch that fails forgets everything, in case an id went stale.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._ids: dict[tuple[int, str], int] = {}
+
+    def get(self, application_id: int, name: str) -> int | None:
+        return self._ids.get((application_id, name))
+
+    def learn(self, found: dict[tuple[int, str], int]) -> None:
+        if len(self._ids) + len(found) > self.size:
+            self._ids.clear()
+        self._ids.update(found)
+
+    def clear(self) -> None:
+        self._ids.clear()
+
+
+known_tags = KnownTags(size=100_000)
+
+
+async def _tag_new_threads(
+    items: Sequence[NewThread], threads: Sequence[Feedback]
+) -> dict[tuple[int, str], int]:
+    """Link new (open) threads to their tags and count them on each tag; returns the tag ids."""
     tag_ids: dict[tuple[int, str], int] = {}
-    for application_id, names in wanted.items():
-        if names:
-            for tag in await ensure_tags(application_id, sorted(names)):
-                tag_ids[(application_id, tag.name)] = tag.id
+    missing: dict[int, set[str]] = defaultdict(set)
+    for item in items:
+        for name in item.submission.tags:
+            tag_id = known_tags.get(item.application_id, name)
+            if tag_id is None:
+                missing[item.application_id].add(name)
+            else:
+                tag_ids[(item.application_id, name)] = tag_id
+    for application_id, names in missing.items():
+        for tag in await ensure_tags(application_id, sorted(names)):
+            tag_ids[(application_id, tag.name)] = tag.id
     if not tag_ids:
-        return
+        return tag_ids
     links = [
         FeedbackTag(feedback_id=thread.id, tag_id=tag_ids[(item.application_id, name)])
         for item, thread in zip(items, threads, strict=True)
@@ -164,6 +214,7 @@ async def _tag_new_threads(items: Sequence[NewThread], threads: Sequence[Feedbac
             default=F("open_count"),
         )
     )
+    return tag_ids
 
 
 @dataclass
@@ -198,22 +249,31 @@ class ThreadWriter:
             self._draining = False
 
     async def _write_batch(self, batch: list[_Pending]) -> None:
-        if len(batch) > 1:
-            try:
-                threads = await atomic(lambda: insert_threads([pending.item for pending in batch]))
-            except Exception:  # retried one by one below, where the error is reported
-                pass
-            else:
-                for pending, thread in zip(batch, threads, strict=True):
-                    pending.done.set_result(thread)
-                return
+        if len(batch) > 1 and await self._try(batch):
+            return
         for pending in batch:
+            if await self._try([pending]):
+                continue
+            # Once more without the tag ids this worker knew, and this time report the error.
             try:
-                thread = (await atomic(lambda item=pending.item: insert_threads([item])))[0]
+                written = await atomic(lambda item=pending.item: insert_threads([item]))
             except Exception as error:  # handed to the submit that caused it
                 pending.done.set_exception(error)
             else:
-                pending.done.set_result(thread)
+                known_tags.learn(written.tag_ids)
+                pending.done.set_result(written.threads[0])
+
+    async def _try(self, batch: list[_Pending]) -> bool:
+        """Write a batch in one transaction; on failure forget the known tags and say so."""
+        try:
+            written = await atomic(lambda: insert_threads([pending.item for pending in batch]))
+        except Exception:  # the caller retries, then reports
+            known_tags.clear()
+            return False
+        known_tags.learn(written.tag_ids)
+        for pending, thread in zip(batch, written.threads, strict=True):
+            pending.done.set_result(thread)
+        return True
 
 
 _writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ThreadWriter] = weakref.WeakKeyDictionary()
@@ -222,7 +282,7 @@ _writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ThreadWriter] = w
 async def write_thread(item: NewThread) -> Feedback:
     """Create one thread: in the caller's transaction if there is one, else by group commit."""
     if in_open_transaction():
-        return (await insert_threads([item]))[0]
+        return (await insert_threads([item])).threads[0]
     loop = asyncio.get_running_loop()
     writer = _writers.get(loop)
     if writer is None:

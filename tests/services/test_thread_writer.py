@@ -10,6 +10,7 @@ from app.db import atomic
 from app.errors import ValidationError
 from app.models import Application, Feedback, FeedbackTag, Member, Tag
 from app.services.feedback import create_thread, parse_submission
+from app.services.thread_writer import known_tags
 from tests.factories import make_application
 
 
@@ -97,3 +98,26 @@ async def test_batches_keep_each_application_apart(agent, application: Applicati
         assert (await Application.get(id=app.id)).open_threads == 5
         assert await _tag_counts(app) == {"bug": 5}
         assert await Member.filter(application_id=app.id).count() == 1
+
+
+async def test_a_tag_id_this_worker_remembers_wrongly_is_looked_up_again(application: Application) -> None:
+    known_tags.learn({(application.id, "bug"): 999_999})
+
+    thread = await create_thread(application, _submission(email="jo@example.org", tags=["bug"]))
+
+    linked = await FeedbackTag.filter(feedback_id=thread.id).values_list("tag__name", flat=True)
+    assert linked == ["bug"]
+    assert await _tag_counts(application) == {"bug": 1}
+
+
+async def test_a_sender_keeps_the_name_given_before_when_a_later_submit_has_none(
+    application: Application,
+) -> None:
+    await create_thread(application, _submission(email="jo@example.org", name="Jo"))
+    await asyncio.gather(
+        create_thread(application, _submission(email="jo@example.org")),
+        create_thread(application, _submission(email="jo@example.org", name="")),
+    )
+
+    member = await Member.get(application_id=application.id, email="jo@example.org")
+    assert member.name == "Jo"
