@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import fcntl
+import os
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -80,17 +84,68 @@ async def close_database() -> None:
     await Tortoise.close_connections()
 
 
+class _WriterQueue:
+    """Worker processes queue for SQLite's write lock on a kernel lock instead of polling.
+
+    Two workers writing to one SQLite file: the one that finds the database locked sleeps in
+    SQLite's busy handler (1, 2, 5, 10 ... 100 ms steps) and retries, so a write that waited
+    once often waits far longer than the writer before it took. Taking an ``flock`` on a file
+    beside the database first makes the kernel wake the next writer the moment the lock is
+    released. PostgreSQL (row locks) and in-memory databases need none of this.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, int] = {}
+        self._local: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _descriptor(self) -> int | None:
+        client = connections.get("default")
+        path = getattr(client, "filename", None)
+        if client.capabilities.dialect != "sqlite" or not path or path == ":memory:":
+            return None
+        if path not in self._files:
+            self._files[path] = os.open(f"{path}.writers", os.O_RDWR | os.O_CREAT, 0o600)
+        return self._files[path]
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Hold the database's writer lock for the block (nothing to hold on PostgreSQL).
+
+        An ``flock`` belongs to the open file, which the tasks of a process share, so they
+        first queue on an asyncio lock of their own.
+        """
+        descriptor = self._descriptor()
+        if descriptor is None:
+            yield
+            return
+        local = self._local.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+        async with local:
+            await asyncio.to_thread(fcntl.flock, descriptor, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(descriptor, fcntl.LOCK_UN)
+
+
+writer_queue = _WriterQueue()
+
+
 async def atomic(work: Callable[[], Awaitable[T]]) -> T:
     """Run ``work`` in one transaction, shielded from the cancellation of the request.
 
     Quart cancels a handler when its client disconnects; on SQLite a transaction cancelled
     half-way can leave the connection lock held for good (stack notes §3). Shielding lets the
     unit finish (commit or roll back) on its own. Units should write before they read, so that
-    two SQLite workers never fail on a read snapshot that turns into a write.
+    two SQLite workers never fail on a read snapshot that turns into a write. On SQLite a unit
+    first waits for its turn among the writers of every worker (:class:`_WriterQueue`); a unit
+    nested in another (a savepoint) already has it.
     """
+    turn = nullcontext() if in_open_transaction() else writer_queue.turn()
 
     async def unit() -> T:
-        async with in_transaction():
+        async with turn, in_transaction():
             return await work()
 
     return await asyncio.shield(unit())
