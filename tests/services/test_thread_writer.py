@@ -121,3 +121,19 @@ async def test_a_sender_keeps_the_name_given_before_when_a_later_submit_has_none
 
     member = await Member.get(application_id=application.id, email="jo@example.org")
     assert member.name == "Jo"
+
+
+async def test_a_batch_runs_the_same_statements_whatever_its_size(application: Application, queries) -> None:
+    async def statements_for(count: int, prefix: str) -> int:
+        queries.statements.clear()
+        await asyncio.gather(
+            *(
+                create_thread(application, _submission(email=f"{prefix}{n}@example.org", tags=["bug", "ui"]))
+                for n in range(count)
+            )
+        )
+        return queries.count
+
+    await statements_for(1, "warm")  # the tags exist and this worker knows their ids
+
+    assert await statements_for(40, "many") == await statements_for(1, "one")
