@@ -69,6 +69,33 @@ class Measure:
     p99_ms: float
     requests: int
     errors: int  # non-2xx/3xx responses plus socket errors
+    cpu_ms: float = float("nan")  # CPU time of the serving workers per request
+
+
+def workers_cpu_seconds(process: subprocess.Popen) -> float:
+    """User + system CPU time used so far by the worker processes of a server."""
+    pids = subprocess.run(
+        ["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False
+    ).stdout.split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def measure(name: str, url: str, scenario: Scenario, server: subprocess.Popen) -> Measure:
+    """wrk one scenario, and the workers' CPU time per request while it ran (steadier than
+    requests/s on a shared machine)."""
+    before = workers_cpu_seconds(server)
+    result = wrk(name, url, scenario)
+    if result.requests:
+        result.cpu_ms = (workers_cpu_seconds(server) - before) * 1000 / result.requests
+    return result
 
 
 @dataclass
@@ -291,11 +318,12 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
             upload.write_bytes(os.urandom(100 * 1024))
             measures = []
             for scenario in pick(scenarios(application_id, key, token, thread_id, cookie, upload)):
-                measure = wrk(scenario.name, base, scenario)
-                measures.append(measure)
+                result = measure(scenario.name, base, scenario, server)
+                measures.append(result)
                 print(
-                    f"{measure.scenario:24} {measure.requests_per_second:9.1f} req/s  "
-                    f"p50 {measure.p50_ms:7.2f} ms  p99 {measure.p99_ms:7.2f} ms  errors {measure.errors}",
+                    f"{result.scenario:24} {result.requests_per_second:9.1f} req/s  "
+                    f"p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  "
+                    f"cpu {result.cpu_ms:6.2f} ms/req  errors {result.errors}",
                     flush=True,
                 )
             rss = worker_rss_mb(server)
@@ -331,19 +359,21 @@ def bench_reference(backend: str, reference_url: str, data_dir: Path) -> Measure
     )
     try:
         wait_for(f"http://{HOST}:{port}/")
-        measure = wrk(
+        result = measure(
             "reference submit",
             f"http://{HOST}:{port}",
             Scenario("reference", "/submit", "reference_submit.lua"),
+            server,
         )
     finally:
         stop(server)
     print(
-        f"{'reference submit':24} {measure.requests_per_second:9.1f} req/s  "
-        f"p50 {measure.p50_ms:7.2f} ms  p99 {measure.p99_ms:7.2f} ms  errors {measure.errors}  ({backend})",
+        f"{'reference submit':24} {result.requests_per_second:9.1f} req/s  "
+        f"p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  cpu {result.cpu_ms:6.2f} ms/req  "
+        f"errors {result.errors}  ({backend})",
         flush=True,
     )
-    return measure
+    return result
 
 
 def _asyncpg_dsn(url: str) -> str:
@@ -408,20 +438,20 @@ def write_results(runs: list[BackendRun]) -> None:
             f"{seed.get('members', 0):,} senders in {result.seed_seconds:.1f} s "
             "(`earful seed`, wall clock including start-up).",
             "",
-            "| scenario | req/s | p50 ms | p99 ms | x reference | errors |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| scenario | req/s | p50 ms | p99 ms | x reference | worker CPU ms/req | errors |",
+            "|---|---:|---:|---:|---:|---:|---:|",
         ]
-        for measure in result.measures:
-            ratio = measure.requests_per_second / reference if reference else float("nan")
+        for row in result.measures:
+            ratio = row.requests_per_second / reference if reference else float("nan")
             lines.append(
-                f"| {measure.scenario} | {measure.requests_per_second:.0f} | {measure.p50_ms:.1f} | "
-                f"{measure.p99_ms:.1f} | {ratio:.2f} | {measure.errors} |"
+                f"| {row.scenario} | {row.requests_per_second:.0f} | {row.p50_ms:.1f} | "
+                f"{row.p99_ms:.1f} | {ratio:.2f} | {row.cpu_ms:.2f} | {row.errors} |"
             )
         if result.reference:
             ref = result.reference
             lines.append(
                 f"| *reference submit* | {ref.requests_per_second:.0f} | {ref.p50_ms:.1f} | {ref.p99_ms:.1f} "
-                f"| 1.00 | {ref.errors} |"
+                f"| 1.00 | {ref.cpu_ms:.2f} | {ref.errors} |"
             )
         lines += [
             "",
