@@ -2,6 +2,7 @@
 
 from app.models.accounts import PLANS, AccessToken, Membership, Organization, SignInFailure, User
 from app.models.applications import PLATFORMS, Application
+from app.models.datetimes import speed_up_datetime_fields
 from app.models.feedback import (
     REPLY_TYPES,
     SENTIMENTS,
@@ -37,3 +38,10 @@ __all__ = [
     "Tag",
     "User",
 ]
+
+speed_up_datetime_fields(
+    [
+        *(AccessToken, Application, Attachment, Feedback, FeedbackTag, FormOpen, InboundEmail, Member),
+        *(Membership, Organization, OutboundEmail, Reply, SignInFailure, Tag, User),
+    ]
+)
