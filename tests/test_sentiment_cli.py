@@ -77,6 +77,7 @@ def test_evaluation_prints_the_table_and_the_confusion_matrix(tmp_path, capsys):
     assert main(["sentiment-eval", str(source), "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "accuracy" in out and "macro-F1" in out and "µs/msg" in out
+    assert "p99 µs" in out and "max µs" in out
     assert "en: confusion" in out and "pt: confusion" in out
     en_row = next(line for line in out.splitlines() if line.startswith("en "))
     assert en_row.split()[1:3] == ["3", "1.000"]

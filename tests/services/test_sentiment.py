@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from app.services import sentiment
-from app.services.sentiment import analyze, detect_language
+from app.services.sentiment import HEAD_CHARS, TAIL_CHARS, analyze, detect_language, excerpt
 from app.services.sentiment.base import label_from_thresholds
 from app.services.sentiment.engine import fold, load_rules, score
 
@@ -151,3 +153,33 @@ def test_data_files_load_phrases_stems_and_sections():
 def test_empty_and_symbol_only_texts_are_neutral():
     assert analyze("", "en") == "neutral"
     assert analyze("... ---", "es") == "neutral"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("Não é ÓTIMO", "naïve café", "¿Qué pasó?", "ﬁne ²", "e\u0301 e\u034f", "שָׁלוֹם"),
+        *("\uff21\uff50\uff50 👍🏽", "plain"),
+    ],
+)
+def test_folding_strips_every_combining_mark_as_nfkd_does(text):
+    expected = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+
+    assert fold(text) == expected
+
+
+def test_a_short_message_is_read_whole():
+    text = "word " * ((HEAD_CHARS + TAIL_CHARS) // 5)
+
+    assert excerpt(text) == text
+
+
+def test_a_long_message_is_read_at_its_start_and_its_end():
+    text = "Great start. " + "filler words here " * 1000 + "It is broken and useless."
+
+    read = excerpt(text)
+
+    assert read.startswith("Great start.")
+    assert read.endswith("It is broken and useless.")
+    assert len(read) <= HEAD_CHARS + TAIL_CHARS + 3
+    assert analyze(text, "en") == analyze(read, "en")

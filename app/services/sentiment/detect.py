@@ -7,7 +7,7 @@ import re
 from app.services.sentiment.engine import fold
 
 WORD = re.compile(r"[^\W\d_]+")
-DETECT_CHARS = 300  # the start of a message says enough, and keeps long ones cheap
+DETECT_CHARS = 160  # the start of a message says enough, and keeps long ones cheap
 
 
 def _words(text: str) -> frozenset[str]:
@@ -34,11 +34,18 @@ MARKERS: dict[str, frozenset[str]] = {
         "so ou tambem pelo pela nos dia hoje agora gente kkk kkkk rs"
     ),
 }
-# Letters or endings that only one of the languages writes.
+# Which languages each marker word points to: one look-up a word.
+MARKED: dict[str, tuple[str, ...]] = {}
+for _language, _words_of in MARKERS.items():
+    for _word in _words_of:
+        MARKED[_word] = (*MARKED.get(_word, ()), _language)
+
+# Letters or endings that only one of the languages writes. ("ção" and "ções" are counted by
+# their "ç"; an English contraction is a word, an apostrophe and its ending.)
 HINTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("es", re.compile(r"ñ|¿|¡|ción\b|ciones\b")),
-    ("pt", re.compile(r"ã|õ|ç|ções\b|ção\b|\bnão\b|lh|nh")),
-    ("en", re.compile(r"\b\w+'(?:s|t|re|ll|ve|m|d)\b|\bth|ing\b")),
+    ("pt", re.compile(r"[ãõç]|\bnão\b|[ln]h")),
+    ("en", re.compile(r"(?<=\w)'(?:s|t|re|ll|ve|m|d)\b|\bth|ing\b")),
 )
 
 
@@ -47,9 +54,8 @@ def detect_language(text: str, default: str = "en") -> str:
     lowered = text[:DETECT_CHARS].lower()
     scores = {language: 0.0 for language in MARKERS}
     for word in WORD.findall(fold(lowered)):
-        for language, words in MARKERS.items():
-            if word in words:
-                scores[language] += 1.0
+        for language in MARKED.get(word, ()):
+            scores[language] += 1.0
     for language, pattern in HINTS:
         scores[language] += 1.5 * len(pattern.findall(lowered))
     best = max(scores, key=lambda language: scores[language])

@@ -36,12 +36,37 @@ MIXED = 0.3
 QUESTION_SCALE = 0.3
 
 
+# The combining marks of Latin accents (U+034F, the grapheme joiner, is not one).
+_ACCENT_MARKS = re.compile("[\u0300-\u034e\u0350-\u036f]")
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
 def fold(text: str) -> str:
-    """Lower-case and strip accents (users often type "nao", "pessimo", "rapido")."""
+    """Lower-case and strip accents (users often type "nao", "pessimo", "rapido").
+
+    Decomposed (NFKD), the common accents are removed by one regular expression; any other
+    combining mark still in the text is found among its few distinct non-ASCII characters.
+    """
     text = text.lower()
     if text.isascii():
         return text
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = _ACCENT_MARKS.sub("", unicodedata.normalize("NFKD", text))
+    if text.isascii() or not any(unicodedata.combining(c) for c in set(_NON_ASCII.findall(text))):
+        return text
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+_FOLDED: dict[str, str] = {}
+
+
+def fold_token(token: str) -> str:
+    """:func:`fold` for one token, remembered: a few thousand words make most of any text."""
+    folded = _FOLDED.get(token)
+    if folded is None:
+        folded = fold(token)
+        if len(_FOLDED) < 200_000:
+            _FOLDED[token] = folded
+    return folded
 
 
 @dataclass
@@ -57,6 +82,7 @@ class Rules:
     stopwords: set[str] = field(default_factory=set)
     stem_lengths: tuple[int, ...] = ()
     max_phrase: int = 1
+    phrase_starts: frozenset[str] = frozenset()
     _cache: dict[str, float] = field(default_factory=dict, repr=False)
 
     def add(self, term: str, valence: float) -> None:
@@ -76,6 +102,7 @@ class Rules:
     def finish(self) -> Rules:
         """Index the stems by length, once everything is loaded."""
         self.stem_lengths = tuple(sorted({len(s) for s in self.stems}, reverse=True))
+        self.phrase_starts = frozenset(phrase[0] for phrase in self.phrases)
         self._cache.clear()
         return self
 
@@ -141,7 +168,7 @@ def tokens(text: str) -> list[str]:
 def score(text: str, rules: Rules, extra: float = 0.0) -> float:
     """The text's polarity in [-1, 1]; ``extra`` is added to the raw sum (another scorer's view)."""
     raw = tokens(text)
-    folded = [fold(t) for t in raw]
+    folded = [fold_token(t) for t in raw]
     letters = [t for t in raw if t[0].isalpha()]
     shouting_differs = any(t.isupper() and len(t) > 1 for t in letters) and not all(
         t.isupper() for t in letters
@@ -174,11 +201,12 @@ def score(text: str, rules: Rules, extra: float = 0.0) -> float:
         # Phrases first (longest match), then the word.
         width = 1
         value = 0.0
-        for size in range(min(rules.max_phrase, count - i), 1, -1):
-            phrase = tuple(folded[i : i + size])
-            if phrase in rules.phrases:
-                value, width = rules.phrases[phrase], size
-                break
+        if word in rules.phrase_starts:
+            for size in range(min(rules.max_phrase, count - i), 1, -1):
+                phrase = tuple(folded[i : i + size])
+                if phrase in rules.phrases:
+                    value, width = rules.phrases[phrase], size
+                    break
         fixed = width > 1 and any(w in rules.negators for w in folded[i : i + width])
         if width == 1:
             if word in rules.negators:

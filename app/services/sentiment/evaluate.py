@@ -31,6 +31,7 @@ class Report:
         default_factory=lambda: {gold: dict.fromkeys(LABELS, 0) for gold in LABELS}
     )
     seconds: float = 0.0
+    costs: list[float] = field(default_factory=list)
 
     @property
     def accuracy(self) -> float:
@@ -52,12 +53,25 @@ class Report:
     def microseconds(self) -> float:
         return self.seconds / self.total * 1e6 if self.total else 0.0
 
+    @property
+    def p99_microseconds(self) -> float:
+        """The cost under which 99 % of the messages stay."""
+        if not self.costs:
+            return 0.0
+        ordered = sorted(self.costs)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e6
+
+    @property
+    def max_microseconds(self) -> float:
+        return max(self.costs, default=0.0) * 1e6
+
     def add(self, gold: str, predicted: str, seconds: float) -> None:
         self.total += 1
         self.correct += gold == predicted
         self.confusion.setdefault(gold, dict.fromkeys(LABELS, 0))
         self.confusion[gold][predicted] = self.confusion[gold].get(predicted, 0) + 1
         self.seconds += seconds
+        self.costs.append(seconds)
 
 
 def read_examples(path: str | Path) -> list[Example]:
@@ -101,12 +115,15 @@ def evaluate(
 
 def format_reports(reports: Iterable[Report]) -> str:
     """A plain-text table per language and its confusion matrix."""
-    lines = [f"{'lang':<5} {'n':>5} {'accuracy':>9} {'macro-F1':>9} {'µs/msg':>8}"]
+    lines = [
+        f"{'lang':<5} {'n':>5} {'accuracy':>9} {'macro-F1':>9} {'µs/msg':>8} {'p99 µs':>8} {'max µs':>8}"
+    ]
     details = []
     for report in reports:
         lines.append(
             f"{report.language:<5} {report.total:>5} {report.accuracy:>9.3f} "
-            f"{report.macro_f1:>9.3f} {report.microseconds:>8.1f}"
+            f"{report.macro_f1:>9.3f} {report.microseconds:>8.1f} "
+            f"{report.p99_microseconds:>8.1f} {report.max_microseconds:>8.1f}"
         )
         details.append(f"\n{report.language}: confusion (rows gold, columns predicted)")
         details.append(f"{'':>10}" + "".join(f"{label:>10}" for label in LABELS))
