@@ -70,13 +70,21 @@ async def create_agent_reply(
             email=user.email,
         )
         now = reply.created_at
-        await Feedback.filter(id=thread.id).update(last_reply_at=now, updated_at=now)
         counters: dict[str, F] = {"reply_count": F("reply_count") + 1}
-        if kind == "reply":
+        first = False
+        if kind == "reply" and thread.first_reply_time is None:
+            # Conditional, so a concurrent first reply cannot be counted twice.
             waited = max(0, int((now - thread.created_at).total_seconds()))
-            if await Feedback.filter(id=thread.id, first_reply_time=None).update(first_reply_time=waited):
+            first = bool(
+                await Feedback.filter(id=thread.id, first_reply_time=None).update(
+                    first_reply_time=waited, last_reply_at=now, updated_at=now
+                )
+            )
+            if first:
                 counters["first_reply_total"] = F("first_reply_total") + waited
                 counters["first_reply_count"] = F("first_reply_count") + 1
+        if not first:
+            await Feedback.filter(id=thread.id).update(last_reply_at=now, updated_at=now)
         await Application.filter(id=application.id).update(**counters)
         if kind == "reply":
             await _queue_email(application, thread, reply)
@@ -90,12 +98,12 @@ async def create_agent_reply(
 
 async def _queue_email(application: Application, thread: Feedback, reply: Reply) -> None:
     """Write the outbox row of a public reply; its Message-ID key is fixed here, once."""
-    addresses = await Member.filter(id=thread.member_id).values_list("email", flat=True)
+    member = thread.member if isinstance(thread.member, Member) else await Member.get(id=thread.member_id)
     await OutboundEmail.create(
         application_id=application.id,
         feedback_id=thread.id,
         reply_id=reply.id,
-        to_address=addresses[0],
+        to_address=member.email,
         message_id=f"reply-{reply.id}.{secrets.token_hex(8)}",
         next_attempt_at=reply.created_at,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
-from tests.factories import make_application, make_reply, make_thread, make_token, make_user
+from tests.factories import body_json, make_application, make_reply, make_thread, make_token, make_user
 
 
 async def _application_with_threads(count: int, settings):
@@ -61,3 +61,20 @@ async def test_tags_list_query_count_does_not_grow_with_tags(api, queries, setti
 
     assert few == many
     assert many <= 4
+
+
+async def test_posting_a_reply_runs_a_fixed_number_of_statements(api, queries, settings):
+    application, token = await _application_with_threads(1, settings)
+    listed = await body_json(await api.get(f"/applications/{application.id}/feedback", token))
+    thread_id = listed["data"][0]["id"]
+    path = f"/applications/{application.id}/feedback/{thread_id}/replies"
+
+    counts = []
+    for number in range(3):
+        queries.statements.clear()
+        response = await api.post(path, token, json={"message": f"Reply {number}"})
+        assert response.status_code in (200, 201)
+        counts.append(queries.count)
+
+    assert counts[0] == counts[1] == counts[2]
+    assert counts[0] <= 12
