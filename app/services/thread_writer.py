@@ -228,25 +228,35 @@ class ThreadWriter:
 
     def __init__(self) -> None:
         self._queue: list[_Pending] = []
-        self._draining = False
+        self._batch: list[_Pending] = []
+        self._drainer: asyncio.Task[None] | None = None  # held: the loop keeps tasks weakly
 
     async def write(self, item: NewThread) -> Feedback:
         """Write one new thread with whatever else is waiting, and return it once committed."""
         pending = _Pending(item)
         self._queue.append(pending)
-        if not self._draining:
-            self._draining = True
-            asyncio.get_running_loop().create_task(self._drain())
+        if self._drainer is None:
+            self._drainer = asyncio.get_running_loop().create_task(self._drain())
+            self._drainer.add_done_callback(self._drained)
         # Shielded: a client that hangs up must not cancel a write other submits share.
         return await asyncio.shield(pending.done)
 
     async def _drain(self) -> None:
-        try:
-            while self._queue:
-                batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-                await self._write_batch(batch)
-        finally:
-            self._draining = False
+        while self._queue:
+            self._batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            await self._write_batch(self._batch)
+        self._batch = []
+
+    def _drained(self, task: asyncio.Task[None]) -> None:
+        """When the writer stops, cancelled (the worker is stopping) or broken, every submit
+        still waiting gets an error: none may wait for ever."""
+        self._drainer = None
+        if task.cancelled() or task.exception() is not None:
+            error = asyncio.CancelledError() if task.cancelled() else task.exception()
+            for pending in (*self._batch, *self._queue):
+                if not pending.done.done():
+                    pending.done.set_exception(error)  # type: ignore[arg-type]
+            self._batch, self._queue = [], []
 
     async def _write_batch(self, batch: list[_Pending]) -> None:
         if len(batch) > 1 and await self._try(batch):

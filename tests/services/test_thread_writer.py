@@ -10,7 +10,7 @@ from app.db import atomic
 from app.errors import ValidationError
 from app.models import Application, Feedback, FeedbackTag, Member, Tag
 from app.services.feedback import create_thread, parse_submission
-from app.services.thread_writer import known_tags
+from app.services.thread_writer import _writers, known_tags
 from tests.factories import make_application
 
 
@@ -137,3 +137,21 @@ async def test_a_batch_runs_the_same_statements_whatever_its_size(application: A
     await statements_for(1, "warm")  # the tags exist and this worker knows their ids
 
     assert await statements_for(40, "many") == await statements_for(1, "one")
+
+
+async def test_submits_waiting_when_the_worker_stops_are_answered_with_an_error(
+    application: Application,
+) -> None:
+    waiting = [
+        asyncio.ensure_future(create_thread(application, _submission(email=f"w{n}@example.org")))
+        for n in range(3)
+    ]
+    await asyncio.sleep(0)  # the submits are queued and the writer has started
+    drainer = _writers[asyncio.get_running_loop()]._drainer
+    assert drainer is not None
+    drainer.cancel()
+
+    results = await asyncio.gather(*waiting, return_exceptions=True)
+
+    assert all(isinstance(result, asyncio.CancelledError | Feedback) for result in results)
+    assert any(isinstance(result, asyncio.CancelledError) for result in results)
