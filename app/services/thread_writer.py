@@ -5,14 +5,15 @@ and count its tags, count it on the application. Run one transaction per submit 
 worker spends most of its time waiting for its own database round trips: SQLite has one
 connection per worker, so submits queue behind each other's transactions, and on PostgreSQL
 every submit takes the application's row lock to count itself. So a worker writes the submits
-that arrive together in one transaction (group commit): one sender upsert, one insert per
-thread, one link insert and one counter update per application and tag, one commit, whatever
-the batch size. A lone submit is written at once, as a batch of one; submits that arrive while
-a batch is being written wait for the next one, so nothing is ever held back by a timer.
+that arrive together in one transaction (group commit): one sender upsert, one multi-row
+insert of the threads, one of their tag links, one update of the tags' counts and one of each
+application's, one commit, whatever the batch size. A lone submit is written at once, as a
+batch of one; submits that arrive while a batch is being written wait for the next one, so
+nothing is ever held back by a timer.
 
 Every submit still answers only after its own thread is committed. If a batch fails (a bad
-attachment id, a tag deleted meanwhile...), its submits are written again one transaction each,
-so one bad submit never fails another.
+attachment id, a tag id this worker remembered wrongly...), its submits are written again one
+transaction each, so one bad submit never fails another.
 """
 
 from __future__ import annotations
