@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from tortoise.exceptions import BaseORMException
-from tortoise.expressions import F
+from tortoise.expressions import F, Q
 
 from app.db import atomic
 from app.errors import DomainError, NotFound, ValidationError
@@ -200,10 +200,13 @@ async def load_details(threads: Sequence[Feedback]) -> list[ThreadDetails]:
     for reply in replies:
         details[reply.feedback_id].replies.append(reply)
     thread_of_reply = {reply.id: reply.feedback_id for reply in replies}
-    for attachment in await Attachment.filter(feedback_id__in=ids).order_by("id"):
-        details[attachment.feedback_id].attachments.append(attachment)
+    attached = Q(feedback_id__in=ids)
     if thread_of_reply:
-        for attachment in await Attachment.filter(reply_id__in=list(thread_of_reply)).order_by("id"):
+        attached |= Q(reply_id__in=list(thread_of_reply))
+    for attachment in await Attachment.filter(attached).order_by("id"):
+        if attachment.feedback_id in details:
+            details[attachment.feedback_id].attachments.append(attachment)
+        if attachment.reply_id in thread_of_reply:
             owner = details[thread_of_reply[attachment.reply_id]]
             owner.reply_attachments.setdefault(attachment.reply_id, []).append(attachment)
     for link in await FeedbackTag.filter(feedback_id__in=ids).select_related("tag").order_by("tag__name"):
