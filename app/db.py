@@ -151,6 +151,17 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
     return await asyncio.shield(unit())
 
 
+def value_groups(postgres: bool, rows: int, columns: int) -> str:
+    """The VALUES groups of a multi-row insert: ``(?, ?), (?, ?)`` on SQLite, ``($1, $2), ($3, $4)``
+    on PostgreSQL."""
+    if postgres:
+        return ", ".join(
+            "(" + ", ".join(f"${row * columns + column + 1}" for column in range(columns)) + ")"
+            for row in range(rows)
+        )
+    return ", ".join("(" + ", ".join("?" * columns) + ")" for _ in range(rows))
+
+
 def in_open_transaction() -> bool:
     """Whether the running task is inside a transaction (``atomic`` or ``in_transaction``)."""
     return isinstance(connections.get("default"), TransactionalDBClient)

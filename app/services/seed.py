@@ -22,6 +22,7 @@ from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.transactions import in_transaction
 
+from app.db import value_groups
 from app.errors import NotFound, ValidationError
 from app.models import Application, User
 from app.services.tags import ensure_tags
@@ -226,17 +227,9 @@ class _Inserter:
 
     def statement(self, rows: int) -> str:
         if rows not in self._statements:
-            width = len(self.columns)
-            if self.postgres:
-                groups = (
-                    "(" + ", ".join(f"${row * width + column + 1}" for column in range(width)) + ")"
-                    for row in range(rows)
-                )
-            else:
-                group = "(" + ", ".join("?" * width) + ")"
-                groups = (group for _ in range(rows))
             names = ", ".join(f'"{name}"' for name in self.columns)
-            self._statements[rows] = f'INSERT INTO "{self.table}" ({names}) VALUES ' + ", ".join(groups)
+            groups = value_groups(self.postgres, rows, len(self.columns))
+            self._statements[rows] = f'INSERT INTO "{self.table}" ({names}) VALUES {groups}'
         return self._statements[rows]
 
     async def insert(self, conn: BaseDBAsyncClient, rows: list[tuple]) -> None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from tortoise import connections
 from tortoise.expressions import Case, F, When
 
-from app.db import atomic, in_open_transaction
+from app.db import atomic, in_open_transaction, value_groups
 from app.models import Application, Feedback, FeedbackTag, Tag
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
@@ -47,16 +47,6 @@ class NewThread:
     application_id: int
     submission: Submission
     sentiment: str
-
-
-def _placeholders(dialect: str, rows: int, columns: int) -> str:
-    """``(?, ?), (?, ?)`` for SQLite, ``($1, $2), ($3, $4)`` for PostgreSQL."""
-    if dialect == "postgres":
-        return ", ".join(
-            "(" + ", ".join(f"${row * columns + column + 1}" for column in range(columns)) + ")"
-            for row in range(rows)
-        )
-    return ", ".join("(" + ", ".join("?" * columns) + ")" for _ in range(rows))
 
 
 async def _upsert_members(items: Sequence[NewThread]) -> dict[tuple[int, str], int]:
@@ -78,7 +68,7 @@ async def _upsert_members(items: Sequence[NewThread]) -> dict[tuple[int, str], i
         values += [application_id, email, name, now, now]
     rows = await connection.execute_query_dict(
         'INSERT INTO "members" ("application_id", "email", "name", "created_at", "updated_at") '
-        f"VALUES {_placeholders(connection.capabilities.dialect, len(names), 5)} "
+        f"VALUES {value_groups(connection.capabilities.dialect == 'postgres', len(names), 5)} "
         'ON CONFLICT ("application_id", "email") DO UPDATE SET '
         '"name" = CASE WHEN excluded."name" <> \'\' THEN excluded."name" ELSE "members"."name" END, '
         '"updated_at" = CASE WHEN excluded."name" <> \'\' THEN excluded."updated_at" '
