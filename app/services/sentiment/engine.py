@@ -8,6 +8,7 @@ dictionaries and one regular expression, so a message costs tens of microseconds
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -56,17 +57,8 @@ def fold(text: str) -> str:
     return "".join(c for c in text if not unicodedata.combining(c))
 
 
-_FOLDED: dict[str, str] = {}
-
-
-def fold_token(token: str) -> str:
-    """:func:`fold` for one token, remembered: a few thousand words make most of any text."""
-    folded = _FOLDED.get(token)
-    if folded is None:
-        folded = fold(token)
-        if len(_FOLDED) < 200_000:
-            _FOLDED[token] = folded
-    return folded
+# fold() for one token, remembered: a few thousand words make most of any text.
+fold_token = functools.lru_cache(maxsize=200_000)(fold)
 
 
 @dataclass

@@ -30,8 +30,7 @@ class Report:
     confusion: dict[str, dict[str, int]] = field(
         default_factory=lambda: {gold: dict.fromkeys(LABELS, 0) for gold in LABELS}
     )
-    seconds: float = 0.0
-    costs: list[float] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)  # seconds per message
 
     @property
     def accuracy(self) -> float:
@@ -51,7 +50,7 @@ class Report:
 
     @property
     def microseconds(self) -> float:
-        return self.seconds / self.total * 1e6 if self.total else 0.0
+        return sum(self.costs) / self.total * 1e6 if self.total else 0.0
 
     @property
     def p99_microseconds(self) -> float:
@@ -70,7 +69,6 @@ class Report:
         self.correct += gold == predicted
         self.confusion.setdefault(gold, dict.fromkeys(LABELS, 0))
         self.confusion[gold][predicted] = self.confusion[gold].get(predicted, 0) + 1
-        self.seconds += seconds
         self.costs.append(seconds)
 
 
