@@ -1,5 +1,7 @@
 """Tortoise models, one module per aggregate, re-exported here for the ORM and the services."""
 
+from tortoise.models import Model
+
 from app.models.accounts import PLANS, AccessToken, Membership, Organization, SignInFailure, User
 from app.models.applications import PLATFORMS, Application
 from app.models.datetimes import speed_up_datetime_fields
@@ -40,8 +42,5 @@ __all__ = [
 ]
 
 speed_up_datetime_fields(
-    [
-        *(AccessToken, Application, Attachment, Feedback, FeedbackTag, FormOpen, InboundEmail, Member),
-        *(Membership, Organization, OutboundEmail, Reply, SignInFailure, Tag, User),
-    ]
+    value for value in list(globals().values()) if isinstance(value, type) and issubclass(value, Model)
 )
