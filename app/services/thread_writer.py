@@ -49,7 +49,7 @@ class NewThread:
     sentiment: str
 
 
-async def _upsert_members(items: Sequence[NewThread]) -> dict[tuple[int, str], int]:
+async def _upsert_members(items: Sequence[NewThread], now: datetime) -> dict[tuple[int, str], int]:
     """Insert the senders, or update the name of those who give one, and return their ids.
 
     One statement (``ON CONFLICT ... RETURNING``, PostgreSQL and SQLite >= 3.35), the first of
@@ -62,7 +62,6 @@ async def _upsert_members(items: Sequence[NewThread]) -> dict[tuple[int, str], i
         if item.submission.name or key not in names:
             names[key] = item.submission.name
     connection = connections.get("default")
-    now = datetime.now(UTC)
     values: list[object] = []
     for (application_id, email), name in sorted(names.items()):
         values += [application_id, email, name, now, now]
@@ -95,8 +94,8 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     links, one update of the tags' counts and one of each application's; plus one claim per
     thread with uploads.
     """
-    members = await _upsert_members(items)
     now = datetime.now(UTC)
+    members = await _upsert_members(items, now)
     ids = await _reserve_thread_ids(len(items))
     threads = [
         Feedback(
