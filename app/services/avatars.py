@@ -5,6 +5,7 @@ No third party learns who wrote: the URL carries a keyed digest of the address, 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from html import escape
@@ -28,8 +29,13 @@ def avatar_digest(email: str, secret: str) -> str:
     return hmac.new(secret.encode(), email.lower().encode(), hashlib.sha256).hexdigest()[:20]
 
 
+@functools.lru_cache(maxsize=65_536)
 def avatar_url(base_url: str, secret: str, email: str, name: str = "") -> str:
-    """The address of a sender's avatar image."""
+    """The address of a sender's avatar image.
+
+    Remembered per sender: a page of fifty threads and their replies asks for it a hundred
+    times, mostly for the same few people, and each answer costs an HMAC.
+    """
     return f"{base_url}/avatars/{avatar_digest(email, secret)}.svg?i={quote(initials(name, email))}"
 
 

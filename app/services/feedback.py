@@ -14,10 +14,10 @@ from tortoise.expressions import F, Q
 from app.db import atomic
 from app.errors import DomainError, NotFound, ValidationError
 from app.i18n import N_, normalize_language
-from app.models import SENTIMENTS, Application, Attachment, Feedback, FeedbackTag, Reply, Tag
+from app.models import SENTIMENTS, Application, Attachment, Feedback, Reply, Tag
 from app.services import sentiment as sentiment_analysis
 from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD
-from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, move_thread_counts, normalize_tag
+from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, move_thread_counts, normalize_tag, tags_of_threads
 from app.services.thread_writer import NewThread, write_thread
 from app.services.validation import MAX_ID, normalize_email, parse_int, storable
 
@@ -209,8 +209,8 @@ async def load_details(threads: Sequence[Feedback]) -> list[ThreadDetails]:
         if attachment.reply_id in thread_of_reply:
             owner = details[thread_of_reply[attachment.reply_id]]
             owner.reply_attachments.setdefault(attachment.reply_id, []).append(attachment)
-    for link in await FeedbackTag.filter(feedback_id__in=ids).select_related("tag").order_by("tag__name"):
-        details[link.feedback_id].tags.append(link.tag)
+    for feedback_id, tags in (await tags_of_threads(ids)).items():
+        details[feedback_id].tags = tags
     return [details[thread.id] for thread in threads]
 
 

@@ -10,7 +10,7 @@ from urllib.parse import quote
 from quart import current_app
 
 from app.models import Attachment
-from app.services.avatars import avatar_digest, initials
+from app.services.avatars import avatar_url
 from app.services.validation import is_http_url
 
 INBOX_FILTERS = ("status", "sentiment", "tag", "q", "before")
@@ -18,8 +18,7 @@ INBOX_FILTERS = ("status", "sentiment", "tag", "q", "before")
 
 def avatar_src(email: str, name: str = "") -> str:
     """A sender's avatar as a path on this host (the base URL may name another one)."""
-    secret = current_app.config["EARFUL"].secret_key
-    return f"/avatars/{avatar_digest(email, secret)}.svg?i={quote(initials(name, email))}"
+    return avatar_url("", current_app.config["EARFUL"].secret_key, email, name)
 
 
 def attachment_src(attachment: Attachment) -> str:
