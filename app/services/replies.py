@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
 from tortoise.expressions import F
+from tortoise.queryset import QuerySet
 
 from app.db import atomic
 from app.errors import Forbidden, ValidationError
@@ -159,20 +160,30 @@ async def list_replies(
 ) -> tuple[list[Reply], int]:
     """A page of an application's replies and notes, newest first, and how many match in all."""
     check_page(limit, offset)
+    query = replies_page_query(application, on_date, limit, offset)
+    total = application.reply_count if on_date is None else await _replies_on(application, on_date).count()
+    return await query, total
+
+
+def _replies_on(application: Application, on_date: date | None) -> QuerySet[Reply]:
     query = Reply.filter(application_id=application.id)
     if on_date is not None:
         start = datetime.combine(on_date, time.min, tzinfo=UTC)
         query = query.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
-        total = await query.count()
-    else:
-        total = application.reply_count
-    replies = (
-        await query.select_related("user", "feedback__member")
+    return query
+
+
+def replies_page_query(
+    application: Application, on_date: date | None, limit: int, offset: int
+) -> QuerySet[Reply]:
+    """The query behind a page of `list_replies` (its plan is tested against the indexes)."""
+    return (
+        _replies_on(application, on_date)
+        .select_related("user", "feedback__member")
         .order_by("-created_at", "-id")
         .offset(offset)
         .limit(limit)
     )
-    return replies, total
 
 
 async def attachments_of_replies(replies: list[Reply]) -> dict[int, list[Attachment]]:
