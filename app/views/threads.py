@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, redirect, render_template, request, url_for
+from quart import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from wtforms import StringField, TextAreaField
 
 from app.errors import DomainError
@@ -54,6 +54,7 @@ async def _thread_context(
         "deliveries": await delivery_status_of_replies(
             [reply.id for reply in details.replies if reply.from_agent and reply.type == "reply"]
         ),
+        "email_sending": current_app.config["EARFUL"].smtp_url is not None,
         "notes_allowed": await includes_internal_notes(application),
         "notes_reason": NOTES_REASON,
         "all_tags": await list_tags(application.id),

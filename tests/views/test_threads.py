@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -415,3 +416,28 @@ async def test_reply_that_could_not_be_emailed_is_flagged_on_the_thread(
     assert "E-mail not delivered" in bounced_item
     assert "E-mail not delivered" not in delivered_item
     assert "E-mailed" in delivered_item
+
+
+async def test_reply_still_in_the_outbox_is_shown_as_queued(client, csrf, agent, application, thread):
+    waiting = await make_reply(agent, application, thread, "Not sent yet.")
+
+    body = await page(client, url(thread))
+
+    item = re.search(rf'<li class="reply[^"]*" id="reply-{waiting.id}">.*?</li>', body, re.S).group(0)
+    assert "E-mail queued" in item
+    assert "E-mailed" not in item
+
+
+async def test_reply_box_says_replies_wait_when_the_server_sends_no_email(client, csrf, thread):
+    body = await page(client, url(thread))
+
+    assert "e-mail goes out once this server has <code>EARFUL_SMTP_URL</code>" in body
+    assert "The customer gets this by e-mail." not in body
+
+
+async def test_reply_box_promises_email_when_the_server_sends_it(app, client, csrf, settings, thread):
+    app.config["EARFUL"] = dataclasses.replace(settings, smtp_url="smtp://127.0.0.1:2525")
+
+    body = await page(client, url(thread))
+
+    assert "The customer gets this by e-mail." in body
