@@ -16,6 +16,9 @@
     });
   });
 
+  // Charts wider than a phone's screen scroll sideways; start them at their latest day.
+  document.querySelectorAll("[data-scroll-end]").forEach(function (el) { el.scrollLeft = el.scrollWidth; });
+
   // Keyboard: "/" focuses the search box; j/k move through a list marked data-keyboard-list;
   // Enter or o opens the selected item.
   function items() {
