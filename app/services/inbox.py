@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tortoise.expressions import Q
+from tortoise.queryset import QuerySet
 
 from app.errors import ValidationError
 from app.models import SENTIMENTS, Application, Feedback, Tag
+from app.services import search
 from app.services.tags import normalize_tag, tags_of_threads
 
 PAGE_SIZE = 50
@@ -28,12 +29,12 @@ class InboxPage:
     """A page of threads, newest first, and whether older ones follow."""
 
     rows: list[InboxRow]
-    has_more: bool
+    next_before: int | None
+    """The ``before`` cursor of the next (older) page; None on the last page."""
 
     @property
-    def next_before(self) -> int | None:
-        """The ``before`` cursor of the next (older) page."""
-        return self.rows[-1].thread.id if self.has_more and self.rows else None
+    def has_more(self) -> bool:
+        return self.next_before is not None
 
 
 async def search_threads(
@@ -50,10 +51,10 @@ async def search_threads(
     Paging is by keyset (``id < before``), never by offset or count, so each page reads about
     ``limit`` rows of the (application_id, archived, id) or (application_id, archived,
     sentiment, id) index whatever the size of the inbox. The tag filter joins feedback_tags.
-    The text search (``icontains`` on the message and on the sender's e-mail and name) cannot
-    use an index: it scans the application's threads from the cursor down until the page is
-    full, which is acceptable for an agent's occasional search but is the slow path.
-    Two more queries load the page's senders (joined) and tags, whatever the page size.
+    The text search (the message, the sender's e-mail and name) goes through the trigram
+    indexes of :mod:`app.services.search`; when it looked at only the newest matches, the page
+    ends where it stopped and the cursor continues from there. Two more queries load the
+    page's senders (joined) and tags, whatever the page size.
     """
     if not 1 <= limit <= MAX_PAGE_SIZE:
         raise ValidationError("The limit field must be between 1 and %(max)d.", max=MAX_PAGE_SIZE)
@@ -66,14 +67,33 @@ async def search_threads(
         threads = threads.filter(
             tag_links__tag__application_id=application.id, tag_links__tag__name=normalize_tag(tag)
         )
-    text = query.strip()[:MAX_QUERY_LENGTH]
-    if text:
-        threads = threads.filter(
-            Q(message__icontains=text) | Q(member__email__icontains=text) | Q(member__name__icontains=text)
-        )
     if before is not None:
         threads = threads.filter(id__lt=before)
+    text = query.strip()[:MAX_QUERY_LENGTH]
+    if not text:
+        return await _page(threads, limit)
+    if not search.indexed(text):
+        return await _page(threads.filter(search.scan_filter(text)), limit)
+    window = await search.scan_window_floor(application.id, archived, before)
+    scanned = threads.filter(search.scan_filter(text))
+    if window is None:
+        return await _page(scanned, limit)
+    page = await _page(scanned.filter(id__gte=window), limit)
+    if page.has_more:
+        return page
+    candidates = await search.look_up(application.id, archived, text, before)
+    if candidates is None:
+        return await _page(scanned, limit)
+    return await _page(threads.filter(id__in=candidates.ids), limit, candidates.floor)
+
+
+async def _page(threads: QuerySet[Feedback], limit: int, floor: int | None = None) -> InboxPage:
+    """The newest ``limit`` threads of a query, their senders and tags, and the next cursor.
+
+    ``floor``: the search looked at no thread below it, so the next page starts there.
+    """
     found = await threads.select_related("member").order_by("-id").limit(limit + 1)
     page = found[:limit]
     tags = await tags_of_threads([thread.id for thread in page])
-    return InboxPage([InboxRow(thread, tags[thread.id]) for thread in page], len(found) > limit)
+    next_before = page[-1].id if len(found) > limit else floor
+    return InboxPage([InboxRow(thread, tags[thread.id]) for thread in page], next_before)

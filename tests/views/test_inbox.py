@@ -7,6 +7,7 @@ import re
 import pytest
 
 from app.models import Feedback
+from app.services import search
 from app.services.feedback import set_archived
 from tests.factories import make_application, make_reply, make_thread, make_user, sign_in
 
@@ -232,3 +233,21 @@ async def test_inbox_counts_come_from_the_application_counters(signed_in, applic
     assert re.search(r'Open <span class="count">2</span>', body)
     assert re.search(r'Archived <span class="count">1</span>', body)
     assert await Feedback.filter(application_id=application.id).count() == 3
+
+
+async def test_inbox_search_that_stopped_early_offers_to_search_older_threads(
+    signed_in, application, monkeypatch
+):
+    monkeypatch.setattr(search, "SCAN_WINDOW", 0)
+    monkeypatch.setattr(search, "MAX_CANDIDATES", 2)
+    await make_thread(application, message="Export was slow in May.", sentiment="negative")
+    await make_thread(application, message="Export works.", sentiment="positive")
+    await make_thread(application, message="Export works well.", sentiment="positive")
+
+    body = await page(signed_in, inbox(application, "?q=export&sentiment=negative"))
+    older = re.search(r'href="([^"]*before=\d+[^"]*)"', body)
+
+    assert "No matches among the newest threads searched." in body
+    assert older is not None
+    second = await page(signed_in, older.group(1).replace("&amp;", "&"))
+    assert "Export was slow in May." in second

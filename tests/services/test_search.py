@@ -1,0 +1,172 @@
+"""Inbox text search: what matches, on both databases, through the trigram indexes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tortoise import connections
+
+from app.models import Feedback
+from app.services import search
+from app.services.feedback import set_archived
+from app.services.inbox import search_threads
+from tests.factories import make_application, make_thread, make_user
+
+
+@pytest.fixture(autouse=True, params=["indexes", "scan"])
+def path(request, monkeypatch) -> str:
+    """Every behaviour holds both when the trigram indexes answer (no thread is in the scanned
+    window) and when the scan of the newest threads does."""
+    if request.param == "indexes":
+        monkeypatch.setattr(search, "SCAN_WINDOW", 0)
+    return request.param
+
+
+@pytest.fixture
+async def application(db):
+    return await make_application(await make_user(plan="team"))
+
+
+async def messages_found(application, query: str, **filters) -> list[str]:
+    page = await search_threads(application, query=query, **filters)
+    return [row.thread.message for row in page.rows]
+
+
+async def test_a_word_of_the_message_matches_in_any_case(application):
+    await make_thread(application, message="The Export button does nothing.")
+    await make_thread(application, message="Please add dark mode.")
+
+    assert await messages_found(application, "eXPORT") == ["The Export button does nothing."]
+
+
+async def test_part_of_a_word_matches(application):
+    await make_thread(application, message="Exporting to CSV fails.")
+
+    assert await messages_found(application, "porting") == ["Exporting to CSV fails."]
+
+
+async def test_sender_email_and_name_match(application):
+    await make_thread(application, email="zed@corp.example", message="From Zed.")
+    await make_thread(application, email="amy@example.org", name="Amy Pond", message="From Amy.")
+
+    assert await messages_found(application, "corp.example") == ["From Zed."]
+    assert await messages_found(application, "POND") == ["From Amy."]
+
+
+async def test_a_sender_renamed_by_a_later_submission_is_found_by_the_new_name(application):
+    await make_thread(application, email="kim@example.org", name="Kim Old", message="First.")
+    await make_thread(application, email="kim@example.org", name="Kim Newname", message="Second.")
+
+    assert sorted(await messages_found(application, "newname")) == ["First.", "Second."]
+
+
+async def test_text_of_two_characters_matches(application):
+    await make_thread(application, message="Login fails on iOS 17.")
+    await make_thread(application, message="Works fine.")
+
+    assert await messages_found(application, "iO") == ["Login fails on iOS 17."]
+
+
+async def test_percent_and_underscore_match_themselves(application):
+    await make_thread(application, message="Battery drops 100% to 0 overnight.")
+    await make_thread(application, message="We are 1000 users.")
+    await make_thread(application, message="The field user_id is empty.")
+    await make_thread(application, message="The field userXid is odd.")
+
+    assert await messages_found(application, "100%") == ["Battery drops 100% to 0 overnight."]
+    assert await messages_found(application, "user_id") == ["The field user_id is empty."]
+
+
+async def test_search_keeps_the_other_filters(application):
+    await make_thread(application, message="Export is broken.", sentiment="negative", tags="bug")
+    await make_thread(application, message="Export is lovely.", sentiment="positive")
+    archived = await make_thread(application, message="Export was fixed.")
+    await set_archived(application, archived, True)
+
+    assert await messages_found(application, "export", sentiment="negative") == ["Export is broken."]
+    assert await messages_found(application, "export", tag="bug") == ["Export is broken."]
+    assert await messages_found(application, "export", archived=True) == ["Export was fixed."]
+
+
+async def test_search_sees_nothing_of_another_application(application):
+    other = await make_application(await make_user())
+    await make_thread(other, email="spy@other.example", message="Export secrets of the other tenant.")
+
+    assert await messages_found(application, "export") == []
+    assert await messages_found(application, "spy@other") == []
+
+
+async def test_a_deleted_thread_no_longer_matches(application):
+    thread = await make_thread(application, message="Remove this export complaint.")
+    await Feedback.filter(id=thread.id).delete()
+    await make_thread(application, message="Another export complaint.")
+
+    assert await messages_found(application, "export") == ["Another export complaint."]
+
+
+async def test_more_matches_than_one_look_up_holds_are_paged_without_gaps(application, monkeypatch):
+    monkeypatch.setattr(search, "MAX_CANDIDATES", 3)
+    for number in range(8):
+        await make_thread(application, message=f"Export problem {number}.")
+        await make_thread(application, message=f"Unrelated {number}.")
+        await make_thread(application, email=f"export{number}@example.org", message=f"Sender {number}.")
+
+    seen, before = [], None
+    for _ in range(10):
+        page = await search_threads(application, query="export", before=before, limit=2)
+        seen += [row.thread.message for row in page.rows]
+        before = page.next_before
+        if before is None:
+            break
+
+    newest_first = reversed(range(8))
+    assert seen == [text for n in newest_first for text in (f"Sender {n}.", f"Export problem {n}.")]
+
+
+async def _plan(sql: str, backend: str) -> str:
+    connection = connections.get("default")
+    if backend == "sqlite":
+        _, rows = await connection.execute_query(f"EXPLAIN QUERY PLAN {sql}")
+        return "\n".join(str(row["detail"]) for row in rows)
+    await connection.execute_script("SET enable_seqscan = off")
+    try:
+        _, rows = await connection.execute_query(f"EXPLAIN (FORMAT JSON) {sql}")
+    finally:
+        await connection.execute_script("RESET enable_seqscan")
+    plan = rows[0]["QUERY PLAN"]
+    return plan if isinstance(plan, str) else json.dumps(plan)
+
+
+async def test_a_word_is_looked_up_in_the_trigram_index(application, backend, path):
+    if backend == "sqlite":
+        messages = search._SQLITE_MESSAGE_MATCHES.replace("?", "'%export%'", 1).replace("?", "1")
+        senders = search._SQLITE_SENDER_MATCHES.replace("?", "1", 1).replace("?", "'%export%'", 2)
+        senders = senders.replace("?", "1")
+        for sql in (messages, senders):
+            plan = await _plan(sql, backend)
+            assert "VIRTUAL TABLE INDEX" in plan and ":L" in plan, plan
+            assert "TEMP B-TREE FOR ORDER BY" not in plan, plan
+            assert not plan.startswith("SCAN m") and not plan.startswith("SEARCH f"), plan
+    else:
+        sql = (
+            Feedback.filter(message__icontains="export").values_list("id", flat=True).sql(params_inline=True)
+        )
+        assert "feedback_message_search" in await _plan(sql, backend)
+
+
+async def test_search_query_count_does_not_grow_with_the_matches(application, queries):
+    other = await make_application(await make_user())
+    for number in range(3):
+        await make_thread(application, email=f"few{number}@example.org", message="Export fails.", tags="a,b")
+    for number in range(30):
+        await make_thread(other, email=f"many{number}@example.org", message="Export fails.", tags="a,b")
+
+    queries.statements.clear()
+    await search_threads(application, query="export")
+    few = queries.count
+    queries.statements.clear()
+    await search_threads(other, query="export")
+
+    assert queries.count == few
+    assert few <= 10
