@@ -266,6 +266,7 @@ def scenarios(application_id: int, key: str, token: str, thread_id: int, cookie:
         Scenario("replies list (date)", f"{apps}/replies?date={today}&limit=50", headers=bearer),
         Scenario("tags list", f"{apps}/tags", headers=bearer),
         Scenario("inbox page", f"/app{apps}/feedback", headers={"Cookie": cookie}),
+        Scenario("inbox search (rare word)", f"/app{apps}/feedback?q=refund", headers={"Cookie": cookie}),
         Scenario("thread page", f"/app{apps}/feedback/{thread_id}", headers={"Cookie": cookie}),
     ]
 
