@@ -29,8 +29,8 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     ``manage_db=False`` leaves the ORM to the caller (the tests open it per database).
     """
     from app.api import capture, files, inbound, management, threads, widget
-    from app.mail.workers import start_background_workers
     from app.views import register_views
+    from app.workers import start_background_workers
 
     config = settings or load_settings()
     app = Quart(__name__, static_folder=None)

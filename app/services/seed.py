@@ -25,6 +25,7 @@ from tortoise.transactions import in_transaction
 from app.db import value_groups
 from app.errors import NotFound, ValidationError
 from app.models import Application, User
+from app.services.search import index_new_rows
 from app.services.tags import ensure_tags
 
 MAX_THREADS = 10_000_000
@@ -251,7 +252,16 @@ def _weighted(rng: random.Random, choices: tuple[tuple[str, float], ...], count:
 
 
 async def _max_id(conn: BaseDBAsyncClient, table: str) -> int:
-    rows = await conn.execute_query_dict(f'SELECT COALESCE(MAX("id"), 0) AS "top" FROM "{table}"')
+    """The highest id the table has used. On SQLite that includes deleted rows (AUTOINCREMENT
+    never reuses an id), which the search index relies on: it indexes ids above a watermark."""
+    if conn.capabilities.dialect == "sqlite":
+        sql = (
+            f'SELECT MAX(COALESCE(MAX("id"), 0), COALESCE((SELECT "seq" FROM "sqlite_sequence" '
+            f'WHERE "name" = \'{table}\'), 0)) AS "top" FROM "{table}"'
+        )
+    else:
+        sql = f'SELECT COALESCE(MAX("id"), 0) AS "top" FROM "{table}"'
+    rows = await conn.execute_query_dict(sql)
     return int(rows[0]["top"])
 
 
@@ -474,6 +484,7 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
     if postgres:
         await conn.execute_script("ANALYZE members, feedback, replies, feedback_tags, tags")
     else:
+        await index_new_rows()
         await conn.execute_script("ANALYZE")
     report.counters = {"first_reply_total": first_reply_total, "first_reply_count": first_reply_count}
     report.seconds = time.perf_counter() - started

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -161,6 +162,7 @@ async def test_search_query_count_does_not_grow_with_the_matches(application, qu
         await make_thread(application, email=f"few{number}@example.org", message="Export fails.", tags="a,b")
     for number in range(30):
         await make_thread(other, email=f"many{number}@example.org", message="Export fails.", tags="a,b")
+    await search.index_new_rows()
 
     queries.statements.clear()
     await search_threads(application, query="export")
@@ -170,3 +172,52 @@ async def test_search_query_count_does_not_grow_with_the_matches(application, qu
 
     assert queries.count == few
     assert few <= 10
+
+
+async def _search_index_is_sound() -> None:
+    """FTS5's own check of its index against the threads and senders (SQLite)."""
+    connection = connections.get("default")
+    for table in ("feedback_search", "members_search"):
+        await connection.execute_query(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+
+
+async def test_index_follows_threads_that_go_and_senders_renamed_before_or_after_indexing(
+    application, backend
+):
+    if backend != "sqlite":
+        pytest.skip("PostgreSQL's GIN indexes are maintained by PostgreSQL itself")
+    indexed = await make_thread(application, email="ivy@example.org", name="Ivy Early", message="Old export.")
+    await search.index_new_rows()
+    fresh = await make_thread(application, email="max@example.org", name="Max Late", message="New export.")
+    await Feedback.filter(id__in=[indexed.id, fresh.id]).delete()
+    await make_thread(application, email="ivy@example.org", name="Ivy Renamed", message="Kept export.")
+    await make_thread(application, email="max@example.org", name="Max Renamed", message="Also kept export.")
+
+    assert await search.index_new_rows() > 0
+    await _search_index_is_sound()
+    assert sorted(await messages_found(application, "export")) == ["Also kept export.", "Kept export."]
+    assert await messages_found(application, "renamed") == ["Also kept export.", "Kept export."]
+    assert await messages_found(application, "early") == []
+
+
+async def test_the_indexer_adds_new_threads_while_the_server_runs(application, backend, monkeypatch):
+    if backend != "sqlite":
+        pytest.skip("PostgreSQL indexes new rows as they are written")
+    monkeypatch.setattr(search, "INDEX_INTERVAL", 0.05)
+    thread = await make_thread(application, message="Export arrives while serving.")
+    stop = asyncio.Event()
+    indexer = asyncio.create_task(search.run_indexer(stop))
+    try:
+        for _ in range(100):
+            _, rows = await connections.get("default").execute_query(
+                "SELECT last_id FROM search_progress WHERE name = 'feedback'"
+            )
+            if rows[0]["last_id"] >= thread.id:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        await asyncio.wait_for(indexer, 5)
+
+    assert rows[0]["last_id"] >= thread.id
+    assert await search.index_new_rows() == 0

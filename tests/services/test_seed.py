@@ -8,7 +8,9 @@ import pytest
 
 from app.errors import NotFound, ValidationError
 from app.models import Application, Feedback, FeedbackTag, Member, Reply, Tag, User
+from app.services import search
 from app.services.feedback import create_thread, list_threads, parse_submission
+from app.services.inbox import search_threads
 from app.services.replies import list_replies
 from app.services.seed import seed_application
 from app.services.tags import list_tags
@@ -98,3 +100,16 @@ async def test_seed_refuses_bad_arguments(db: str, application: Application) -> 
         await seed_application(application.id, 0)
     with pytest.raises(NotFound):
         await seed_application(application.id + 1000, 10)
+
+
+async def test_seeded_threads_are_found_by_the_indexed_search(
+    application: Application, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "SCAN_WINDOW", 0)
+    await seed_application(application.id, 60, seed=5)
+    newest = await Feedback.filter(application_id=application.id, archived=False).order_by("-id").first()
+    word = max(newest.message.split(), key=len).strip(".,!?")
+
+    page = await search_threads(application, query=word)
+
+    assert newest.id in [row.thread.id for row in page.rows]
