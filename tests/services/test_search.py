@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 from tortoise import connections
@@ -123,37 +122,6 @@ async def test_more_matches_than_one_look_up_holds_are_paged_without_gaps(applic
 
     newest_first = reversed(range(8))
     assert seen == [text for n in newest_first for text in (f"Sender {n}.", f"Export problem {n}.")]
-
-
-async def _plan(sql: str, backend: str) -> str:
-    connection = connections.get("default")
-    if backend == "sqlite":
-        _, rows = await connection.execute_query(f"EXPLAIN QUERY PLAN {sql}")
-        return "\n".join(str(row["detail"]) for row in rows)
-    await connection.execute_script("SET enable_seqscan = off")
-    try:
-        _, rows = await connection.execute_query(f"EXPLAIN (FORMAT JSON) {sql}")
-    finally:
-        await connection.execute_script("RESET enable_seqscan")
-    plan = rows[0]["QUERY PLAN"]
-    return plan if isinstance(plan, str) else json.dumps(plan)
-
-
-async def test_a_word_is_looked_up_in_the_trigram_index(application, backend, path):
-    if backend == "sqlite":
-        messages = search._SQLITE_MESSAGE_MATCHES.replace("?", "'%export%'", 1).replace("?", "1")
-        senders = search._SQLITE_SENDER_MATCHES.replace("?", "1", 1).replace("?", "'%export%'", 2)
-        senders = senders.replace("?", "1")
-        for sql in (messages, senders):
-            plan = await _plan(sql, backend)
-            assert "VIRTUAL TABLE INDEX" in plan and ":L" in plan, plan
-            assert "TEMP B-TREE FOR ORDER BY" not in plan, plan
-            assert not plan.startswith("SCAN m") and not plan.startswith("SEARCH f"), plan
-    else:
-        sql = (
-            Feedback.filter(message__icontains="export").values_list("id", flat=True).sql(params_inline=True)
-        )
-        assert "feedback_message_search" in await _plan(sql, backend)
 
 
 async def test_search_query_count_does_not_grow_with_the_matches(application, queries):
