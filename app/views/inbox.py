@@ -10,6 +10,7 @@ from app.services.applications import get_application
 from app.services.inbox import PAGE_SIZE, search_threads
 from app.services.tags import list_tags
 from app.services.validation import MAX_ID, parse_int
+from app.views.applications import logo_url
 from app.views.security import agent_required, current_agent
 from app.views.thread_display import HELPERS, inbox_filters
 
@@ -65,6 +66,7 @@ async def _inbox_context(application: Application) -> dict[str, object]:
         "inbox_url": lambda **changes: inbox_url(application, **{**current, **changes}),
         "thread_query": inbox_filters(request.args),
         "section": "inbox",
+        "logo_url": logo_url(application),
     }
 
 

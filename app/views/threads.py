@@ -14,6 +14,7 @@ from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
 from app.services.tags import add_tag_to_thread, list_tags, remove_tag_from_thread
 from app.services.validation import MAX_ID
+from app.views.applications import logo_url
 from app.views.inbox import check_ids
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import HELPERS, display_properties, inbox_filters
@@ -71,7 +72,8 @@ async def _thread_context(
             **extra,
             **filters,
         ),
-        "section": "thread",
+        "section": "inbox",
+        "logo_url": logo_url(application),
         "sentiments": SENTIMENTS,
     }
 

@@ -436,3 +436,25 @@ async def test_another_agent_does_not_see_the_application_in_the_list(applicatio
 
     assert application.name not in body
     assert "No applications yet" in body
+
+
+async def test_every_page_of_an_application_has_the_same_header(client, signed_in, application):
+    thread = await make_thread(application)
+    base = f"/app/applications/{application.id}"
+    pages = {
+        f"{base}/feedback": "Inbox",
+        f"{base}/feedback/{thread.id}": "Inbox",
+        f"{base}/stats": "Statistics",
+        base: "Settings",
+        f"{base}/demo": "Widget demo",
+    }
+
+    for path, tab in pages.items():
+        response = await client.get(path)
+        body = await response.get_data(as_text=True)
+        header = re.search(r'<div class="app-header".*?</nav>\s*</div>', body, re.S)
+
+        assert response.status_code == 200, path
+        assert header is not None, path
+        assert 'class="crumbs"' in header.group(0) and "app-logo" in header.group(0), path
+        assert re.search(rf'aria-current="page">{tab}</a>', header.group(0)), path
