@@ -171,8 +171,8 @@ async def _unindexed(table: str) -> bool:
     return bool(rows)
 
 
-async def _index_batch(table: str) -> int:
-    """Add the next INDEX_BATCH rows of ``table`` to its FTS5 table, in one transaction.
+async def _index_batch(table: str, batch: int) -> int:
+    """Add the next ``batch`` rows of ``table`` to its FTS5 table, in one transaction.
 
     Writes before it reads (see :func:`app.db.atomic`); the writers' queue orders every write,
     so ids committed later are always greater than the ones indexed here.
@@ -188,29 +188,30 @@ async def _index_batch(table: str) -> int:
         added, _ = await connection.execute_query(
             f"INSERT INTO {search_table} (rowid, {columns}) SELECT id, {columns} FROM {table} "
             f"WHERE id IN ({next_rows})",
-            [table, INDEX_BATCH],
+            [table, batch],
         )
         await connection.execute_query(
             f"UPDATE search_progress SET last_id = coalesce((SELECT max(id) FROM ({next_rows})), last_id) "
             "WHERE name = ?",
-            [table, INDEX_BATCH, table],
+            [table, batch, table],
         )
         return added
 
     return await atomic(work)
 
 
-async def index_new_rows() -> int:
-    """Add every thread and sender not yet in the SQLite search tables; how many were added.
+async def index_new_rows(batch: int = INDEX_BATCH) -> int:
+    """Add every thread and sender not yet in the SQLite search tables, ``batch`` rows per
+    transaction; how many were added.
 
-    A no-op on PostgreSQL. Reads first, so an idle server does not write every second.
+    A no-op on PostgreSQL. Reads first, so an idle server does not write four times a second.
     """
     if not _sqlite():
         return 0
     added = 0
     for table in _INDEXED:
         while await _unindexed(table):
-            added += await _index_batch(table)
+            added += await _index_batch(table, batch)
     return added
 
 

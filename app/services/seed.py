@@ -484,7 +484,7 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
     if postgres:
         await conn.execute_script("ANALYZE members, feedback, replies, feedback_tags, tags")
     else:
-        await index_new_rows()
+        await index_new_rows(batch=100_000)
         await conn.execute_script("ANALYZE")
     report.counters = {"first_reply_total": first_reply_total, "first_reply_count": first_reply_count}
     report.seconds = time.perf_counter() - started
