@@ -72,10 +72,10 @@ async def search_threads(
     text = query.strip()[:MAX_QUERY_LENGTH]
     if not text:
         return await _page(threads, limit)
-    if not search.indexed(text):
-        return await _page(threads.filter(search.scan_filter(text)), limit)
-    window = await search.scan_window_floor(application.id, archived, before)
     scanned = threads.filter(search.scan_filter(text))
+    if not search.indexed(text):
+        return await _page(scanned, limit)
+    window = await search.scan_window_floor(application.id, archived, before)
     if window is None:
         return await _page(scanned, limit)
     page = await _page(scanned.filter(id__gte=window), limit)

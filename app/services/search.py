@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from tortoise import connections
 from tortoise.expressions import Q
+from tortoise.queryset import QuerySet
 from tortoise.transactions import in_transaction
 
 from app.db import atomic
@@ -88,13 +89,21 @@ def indexed(text: str) -> bool:
     return len(text) >= MIN_INDEXED_LENGTH and "%" not in text and "_" not in text
 
 
+def _threads_below(
+    application_id: int, archived: bool, before: int | None, **filters: object
+) -> QuerySet[Feedback]:
+    """The application's open (or archived) threads below the cursor, newest first."""
+    threads = Feedback.filter(application_id=application_id, archived=archived, **filters)
+    if before is not None:
+        threads = threads.filter(id__lt=before)
+    return threads.order_by("-id")
+
+
 async def scan_window_floor(application_id: int, archived: bool, before: int | None) -> int | None:
     """The oldest id of the newest SCAN_WINDOW threads below the cursor; None when there are
     no more threads than that (the scan then covers them all)."""
-    threads = Feedback.filter(application_id=application_id, archived=archived)
-    if before is not None:
-        threads = threads.filter(id__lt=before)
-    oldest = await threads.order_by("-id").offset(SCAN_WINDOW).limit(1).values_list("id", flat=True)
+    threads = _threads_below(application_id, archived, before)
+    oldest = await threads.offset(SCAN_WINDOW).limit(1).values_list("id", flat=True)
     return oldest[0] + 1 if oldest else None
 
 
@@ -126,10 +135,8 @@ async def _threads_with_message(
         return await _sqlite_ids(
             _SQLITE_MESSAGE_MATCHES, [f"%{text}%", application_id, archived, cursor, MAX_CANDIDATES]
         )
-    threads = Feedback.filter(application_id=application_id, archived=archived, message__icontains=text)
-    if before is not None:
-        threads = threads.filter(id__lt=before)
-    return await threads.order_by("-id").limit(MAX_CANDIDATES).values_list("id", flat=True)
+    threads = _threads_below(application_id, archived, before, message__icontains=text)
+    return await threads.limit(MAX_CANDIDATES).values_list("id", flat=True)
 
 
 async def _threads_of_senders(
@@ -137,10 +144,8 @@ async def _threads_of_senders(
 ) -> list[int]:
     if not senders:
         return []
-    threads = Feedback.filter(application_id=application_id, archived=archived, member_id__in=senders)
-    if before is not None:
-        threads = threads.filter(id__lt=before)
-    return await threads.order_by("-id").limit(MAX_CANDIDATES).values_list("id", flat=True)
+    threads = _threads_below(application_id, archived, before, member_id__in=senders)
+    return await threads.limit(MAX_CANDIDATES).values_list("id", flat=True)
 
 
 async def _look_up(
