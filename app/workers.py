@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 
 from quart import Quart
 
@@ -14,6 +15,9 @@ from app.services.mail.outbox import run_worker
 from app.services.search import run_indexer
 
 STOP_TIMEOUT = 10.0
+# The name of the background worker the current task runs for (None in requests); tasks
+# started inside it, such as a shielded transaction, see it too.
+background_worker: ContextVar[str | None] = ContextVar("earful_background_worker", default=None)
 
 
 def start_background_workers(app: Quart, settings: Settings) -> None:
@@ -25,16 +29,22 @@ def start_background_workers(app: Quart, settings: Settings) -> None:
     each: outbox rows are claimed one by one, so they never send the same e-mail, and index
     batches queue with the other SQLite writes.
     """
-    _while_serving(app, run_indexer)
+    _while_serving(app, "search-indexer", run_indexer)
     if settings.smtp_url:
-        _while_serving(app, lambda stop: run_worker(settings, stop))
+        _while_serving(app, "outbox", lambda stop: run_worker(settings, stop))
 
 
-def _while_serving(app: Quart, worker: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+def _while_serving(app: Quart, name: str, worker: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+    """Run ``worker`` in a task of its own, marked with ``background_worker``, while the app serves."""
+
+    async def marked(stop: asyncio.Event) -> None:
+        background_worker.set(name)
+        await worker(stop)
+
     @app.while_serving
     async def background() -> AsyncIterator[None]:
         stop = asyncio.Event()
-        task = asyncio.create_task(worker(stop))
+        task = asyncio.create_task(marked(stop), name=f"earful {name}")
         yield
         stop.set()
         try:
