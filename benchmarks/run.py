@@ -3,12 +3,14 @@
 For SQLite (and PostgreSQL when ``EARFUL_BENCH_POSTGRES_URL`` names a server whose user may
 create databases; a throwaway database is created and dropped): migrate a fresh data dir,
 create a user, a token and an application, seed ``BENCH_THREADS`` threads (a million by
-default), serve with ``earful serve --workers 2``, drive every scenario with wrk, then the
-reference app (``benchmarks/reference_app.py``, also 2 workers). Prints requests/s, p50, p99
-and the ratio to the reference's throughput, and writes ``benchmarks/results.md``.
+default), serve with ``earful serve --workers 2`` and, beside it, the bare reference app
+(``benchmarks/reference_app.py``, also 2 workers), and drive every scenario with wrk. Prints
+requests/s, p50, p99 and the ratio to the reference's throughput, and writes
+``benchmarks/results.md``.
 
 Environment: ``BENCH_THREADS`` (1000000), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32),
-``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names).
+``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names), ``BENCH_PAIRS`` (3:
+capture submit and the reference's submit are run in turns, this many times each).
 Every load goes to 127.0.0.1 only, and every wrk run is bounded by its duration.
 """
 
@@ -50,6 +52,7 @@ CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
 WRK_THREADS = int(os.environ.get("BENCH_WRK_THREADS", "2"))
 ONLY = {name for name in os.environ.get("BENCH_ONLY", "").split(",") if name}
 POSTGRES_URL = os.environ.get("EARFUL_BENCH_POSTGRES_URL", "")
+PAIRS = int(os.environ.get("BENCH_PAIRS", "3"))
 
 
 @dataclass
@@ -59,6 +62,9 @@ class Scenario:
     script: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+
+
+REFERENCE = Scenario("reference submit", "/submit", "reference_submit.lua")
 
 
 @dataclass
@@ -105,7 +111,17 @@ class BackendRun:
     seed_report: dict
     measures: list[Measure]
     reference: Measure | None
+    submit_ratios: list[float]  # capture submit over the reference, run by run
     worker_rss_mb: list[float]
+
+
+def report(result: Measure, note: str = "") -> None:
+    print(
+        f"{result.scenario:24} {result.requests_per_second:9.1f} req/s  "
+        f"p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  "
+        f"cpu {result.cpu_ms:6.2f} ms/req  errors {result.errors}  {note}".rstrip(),
+        flush=True,
+    )
 
 
 def free_port() -> int:
@@ -317,27 +333,35 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
             cookie = session_cookie(base)
             upload = data_dir / "upload.bin"
             upload.write_bytes(os.urandom(100 * 1024))
-            measures = []
-            for scenario in pick(scenarios(application_id, key, token, thread_id, cookie, upload)):
-                result = measure(scenario.name, base, scenario, server)
-                measures.append(result)
-                print(
-                    f"{result.scenario:24} {result.requests_per_second:9.1f} req/s  "
-                    f"p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  "
-                    f"cpu {result.cpu_ms:6.2f} ms/req  errors {result.errors}",
-                    flush=True,
-                )
+            reference_server, reference_base = start_reference(reference_url, data_dir)
+            try:
+                measures, reference, ratios = [], None, []
+                for scenario in pick(scenarios(application_id, key, token, thread_id, cookie, upload)):
+                    if scenario.name == "capture submit":
+                        result, reference, ratios = measure_submit_against_reference(
+                            base, scenario, server, reference_base, reference_server
+                        )
+                        report(reference, f"({backend}, median of {PAIRS})")
+                        print(
+                            f"{'submit / reference':24} " + ", ".join(f"{r:.2f}" for r in ratios), flush=True
+                        )
+                    else:
+                        result = measure(scenario.name, base, scenario, server)
+                    measures.append(result)
+                    report(result)
+            finally:
+                stop(reference_server)
             rss = worker_rss_mb(server)
             print(f"worker RSS after the run: {rss} MB", flush=True)
         finally:
             stop(server)
-        reference = bench_reference(backend, reference_url, data_dir)
-        return BackendRun(backend, seed_seconds, seed_report, measures, reference, rss)
+        return BackendRun(backend, seed_seconds, seed_report, measures, reference, ratios, rss)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def bench_reference(backend: str, reference_url: str, data_dir: Path) -> Measure | None:
+def start_reference(reference_url: str, data_dir: Path) -> tuple[subprocess.Popen, str]:
+    """Serve the reference app (2 workers) beside Earful; an idle server costs no CPU."""
     port = free_port()
     env = {**os.environ, "REFERENCE_DATABASE_URL": reference_url, "PYTHONPATH": str(ROOT)}
     run([str(BIN / "python"), "-m", "benchmarks.reference_app", "init"], env)
@@ -358,23 +382,32 @@ def bench_reference(backend: str, reference_url: str, data_dir: Path) -> Measure
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    try:
-        wait_for(f"http://{HOST}:{port}/")
-        result = measure(
-            "reference submit",
-            f"http://{HOST}:{port}",
-            Scenario("reference", "/submit", "reference_submit.lua"),
-            server,
-        )
-    finally:
-        stop(server)
-    print(
-        f"{'reference submit':24} {result.requests_per_second:9.1f} req/s  "
-        f"p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  cpu {result.cpu_ms:6.2f} ms/req  "
-        f"errors {result.errors}  ({backend})",
-        flush=True,
-    )
-    return result
+    base = f"http://{HOST}:{port}"
+    wait_for(f"{base}/")
+    return server, base
+
+
+def median_run(runs: list[Measure]) -> Measure:
+    """The run with the median throughput, reported whole (its own p50 and p99)."""
+    return sorted(runs, key=lambda run: run.requests_per_second)[len(runs) // 2]
+
+
+def measure_submit_against_reference(
+    base: str, submit: Scenario, server: subprocess.Popen, reference_base: str, reference: subprocess.Popen
+) -> tuple[Measure, Measure, list[float]]:
+    """Capture submit and the reference's submit in turns, PAIRS times each.
+
+    The machine is shared and its speed drifts by a third within an hour, so a reference measured
+    minutes away from the submit gave ratios from 0.69 to 0.94 on the same code. Taken in turns,
+    each ratio compares two runs seconds apart; the median run of each is reported.
+    """
+    ours, theirs, ratios = [], [], []
+    for _ in range(PAIRS):
+        theirs.append(measure("reference submit", reference_base, REFERENCE, reference))
+        ours.append(measure(submit.name, base, submit, server))
+        if theirs[-1].requests_per_second:
+            ratios.append(ours[-1].requests_per_second / theirs[-1].requests_per_second)
+    return median_run(ours), median_run(theirs), ratios
 
 
 def _asyncpg_dsn(url: str) -> str:
@@ -454,7 +487,11 @@ def write_results(runs: list[BackendRun]) -> None:
                 f"| *reference submit* | {ref.requests_per_second:.0f} | {ref.p50_ms:.1f} | {ref.p99_ms:.1f} "
                 f"| 1.00 | {ref.cpu_ms:.2f} | {ref.errors} |"
             )
+        ratios = ", ".join(f"{ratio:.2f}" for ratio in result.submit_ratios)
         lines += [
+            "",
+            f"Capture submit and the reference were run in turns ({PAIRS} runs each, the median run "
+            f"shown); capture submit over the reference, run by run: {ratios or 'n/a'}.",
             "",
             f"Resident memory per worker after the run: {memory}.",
             "",
