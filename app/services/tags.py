@@ -73,12 +73,22 @@ async def move_thread_counts(feedback_id: int, archived: bool) -> None:
 
 
 async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[Tag]]:
-    """The tags of many threads, by thread id and then by name, in one query."""
+    """The tags of many threads, by thread id and then by name, in two queries.
+
+    The links come as plain pairs and each tag once: a page's threads share a few tags, and
+    loading every link with its tag as models cost a third of the feedback list's CPU time.
+    """
     found: dict[int, list[Tag]] = {feedback_id: [] for feedback_id in feedback_ids}
-    if found:
-        links = FeedbackTag.filter(feedback_id__in=list(found)).select_related("tag")
-        for link in await links.order_by("tag__name"):
-            found[link.feedback_id].append(link.tag)
+    if not found:
+        return found
+    links = await FeedbackTag.filter(feedback_id__in=list(found)).values_list("feedback_id", "tag_id")
+    if not links:
+        return found
+    tags = {tag.id: tag for tag in await Tag.filter(id__in={tag_id for _, tag_id in links})}
+    for feedback_id, tag_id in links:
+        found[feedback_id].append(tags[tag_id])
+    for thread_tags in found.values():
+        thread_tags.sort(key=lambda tag: tag.name)
     return found
 
 
