@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import os
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -160,6 +161,13 @@ def value_groups(postgres: bool, rows: int, columns: int) -> str:
             for row in range(rows)
         )
     return ", ".join("(" + ", ".join("?" * columns) + ")" for _ in range(rows))
+
+
+@functools.lru_cache(maxsize=512)
+def insert_statement(table: str, columns: tuple[str, ...], rows: int, postgres: bool) -> str:
+    """A multi-row ``INSERT`` of ``rows`` rows into ``columns``; the values are parameters."""
+    names = ", ".join(f'"{name}"' for name in columns)
+    return f'INSERT INTO "{table}" ({names}) VALUES {value_groups(postgres, rows, len(columns))}'
 
 
 def in_open_transaction() -> bool:

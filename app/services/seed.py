@@ -22,7 +22,7 @@ from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.transactions import in_transaction
 
-from app.db import value_groups
+from app.db import insert_statement
 from app.errors import NotFound, ValidationError
 from app.models import Application, User
 from app.services.search import index_new_rows
@@ -224,14 +224,9 @@ class _Inserter:
         self.columns = columns
         self.postgres = postgres
         self.rows_per_statement = max(1, min(ROWS_PER_STATEMENT, MAX_VARIABLES // len(columns)))
-        self._statements: dict[int, str] = {}
 
     def statement(self, rows: int) -> str:
-        if rows not in self._statements:
-            names = ", ".join(f'"{name}"' for name in self.columns)
-            groups = value_groups(self.postgres, rows, len(self.columns))
-            self._statements[rows] = f'INSERT INTO "{self.table}" ({names}) VALUES {groups}'
-        return self._statements[rows]
+        return insert_statement(self.table, self.columns, rows, self.postgres)
 
     async def insert(self, conn: BaseDBAsyncClient, rows: list[tuple]) -> None:
         step = self.rows_per_statement

@@ -27,10 +27,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from tortoise import connections
-from tortoise.expressions import Case, F, When
 
-from app.db import atomic, in_open_transaction, value_groups
-from app.models import Application, Feedback, FeedbackTag, Tag
+from app.db import atomic, in_open_transaction, insert_statement, value_groups
+from app.models import Feedback
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
 
@@ -116,13 +115,52 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
         )
         for thread_id, item in zip(ids, items, strict=True)
     ]
-    await Feedback.bulk_create(threads)
+    await _insert("feedback", THREAD_COLUMNS, [_thread_row(thread) for thread in threads])
+    for thread in threads:
+        thread._saved_in_db = True
     for item, thread in zip(items, threads, strict=True):
         await claim_for_thread(item.application_id, thread.id, item.submission.attachments)
     tag_ids = await _tag_new_threads(items, threads)
     for application_id, count in Counter(item.application_id for item in items).items():
-        await Application.filter(id=application_id).update(open_threads=F("open_threads") + count)
+        await _execute(
+            'UPDATE "applications" SET "open_threads" = "open_threads" + {} WHERE "id" = {}',
+            [count, application_id],
+        )
     return Written(threads, tag_ids)
+
+
+# Plain statements rather than the ORM's bulk_create and CASE updates: building those queries
+# cost more CPU than the rest of a submit's writes together (~250 us per thread in a batch of 16).
+THREAD_COLUMNS = (
+    "id", "application_id", "member_id", "message", "sentiment", "sentiment_corrected", "archived", "nps",
+    "url", "language", "ip_address", "user_agent", "properties", "first_reply_time", "last_reply_at",
+    "created_at", "updated_at",
+)  # fmt: skip
+_PROPERTIES = Feedback._meta.fields_map["properties"]
+
+
+def _thread_row(thread: Feedback) -> tuple:
+    return (
+        thread.id, thread.application_id, thread.member_id, thread.message, thread.sentiment,
+        thread.sentiment_corrected, thread.archived, thread.nps, thread.url, thread.language,
+        thread.ip_address, thread.user_agent, _PROPERTIES.to_db_value(thread.properties, thread),
+        thread.first_reply_time, thread.last_reply_at, thread.created_at, thread.updated_at,
+    )  # fmt: skip
+
+
+def _postgres() -> bool:
+    return connections.get("default").capabilities.dialect == "postgres"
+
+
+async def _insert(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    statement = insert_statement(table, columns, len(rows), _postgres())
+    await connections.get("default").execute_query(statement, [value for row in rows for value in row])
+
+
+async def _execute(template: str, values: list[object]) -> None:
+    """Run a statement whose ``{}`` are parameters, numbered on PostgreSQL."""
+    marks = [f"${number}" for number in range(1, len(values) + 1)] if _postgres() else ["?"] * len(values)
+    await connections.get("default").execute_query(template.format(*marks), values)
 
 
 async def _reserve_thread_ids(count: int) -> list[int]:
@@ -190,19 +228,19 @@ async def _tag_new_threads(
     if not tag_ids:
         return tag_ids
     links = [
-        FeedbackTag(feedback_id=thread.id, tag_id=tag_ids[(item.application_id, name)])
+        (thread.id, tag_ids[(item.application_id, name)])
         for item, thread in zip(items, threads, strict=True)
         for name in item.submission.tags
     ]
-    await FeedbackTag.bulk_create(links)
-    gained = Counter(link.tag_id for link in links)
+    await _insert("feedback_tags", ("feedback_id", "tag_id"), links)
+    gained = sorted(Counter(tag_id for _, tag_id in links).items())
     # One statement for every tag: separate updates could lock two tags in opposite orders in
     # two workers' batches, a deadlock PostgreSQL only breaks after a second.
-    await Tag.filter(id__in=sorted(gained)).update(
-        open_count=Case(
-            *(When(id=tag_id, then=F("open_count") + count) for tag_id, count in sorted(gained.items())),
-            default=F("open_count"),
-        )
+    cases = " ".join('WHEN {} THEN "open_count" + {}' for _ in gained)
+    ids = ", ".join("{}" for _ in gained)
+    await _execute(
+        f'UPDATE "tags" SET "open_count" = CASE "id" {cases} END WHERE "id" IN ({ids})',
+        [value for pair in gained for value in pair] + [tag_id for tag_id, _ in gained],
     )
     return tag_ids
 
