@@ -66,7 +66,7 @@ async def _upsert_members(items: Sequence[NewThread], now: datetime) -> dict[tup
         values += [application_id, email, name, now, now]
     rows = await connection.execute_query_dict(
         'INSERT INTO "members" ("application_id", "email", "name", "created_at", "updated_at") '
-        f"VALUES {value_groups(connection.capabilities.dialect == 'postgres', len(names), 5)} "
+        f"VALUES {value_groups(_postgres(), len(names), 5)} "
         'ON CONFLICT ("application_id", "email") DO UPDATE SET '
         '"name" = CASE WHEN excluded."name" <> \'\' THEN excluded."name" ELSE "members"."name" END, '
         '"updated_at" = CASE WHEN excluded."name" <> \'\' THEN excluded."updated_at" '
@@ -117,7 +117,7 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     ]
     await _insert("feedback", THREAD_COLUMNS, [_thread_row(thread) for thread in threads])
     for thread in threads:
-        thread._saved_in_db = True
+        thread._saved_in_db = True  # what the ORM's own insert marks: a later save() updates
     for item, thread in zip(items, threads, strict=True):
         await claim_for_thread(item.application_id, thread.id, item.submission.attachments)
     tag_ids = await _tag_new_threads(items, threads)
