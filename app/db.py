@@ -170,6 +170,11 @@ def insert_statement(table: str, columns: tuple[str, ...], rows: int, postgres: 
     return f'INSERT INTO "{table}" ({names}) VALUES {value_groups(postgres, rows, len(columns))}'
 
 
+def dialect() -> str:
+    """The default connection's database: ``"sqlite"`` or ``"postgres"``."""
+    return connections.get("default").capabilities.dialect
+
+
 def in_open_transaction() -> bool:
     """Whether the running task is inside a transaction (``atomic`` or ``in_transaction``)."""
     return isinstance(connections.get("default"), TransactionalDBClient)

@@ -38,7 +38,7 @@ from tortoise.expressions import Q
 from tortoise.queryset import QuerySet
 from tortoise.transactions import in_transaction
 
-from app.db import atomic
+from app.db import atomic, dialect
 from app.models import Feedback, Member
 
 logger = logging.getLogger("earful.search")
@@ -165,7 +165,7 @@ async def _look_up(
 
 
 def _sqlite() -> bool:
-    return connections.get("default").capabilities.dialect == "sqlite"
+    return dialect() == "sqlite"
 
 
 async def _unindexed(table: str) -> bool:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from tortoise import connections
 
-from app.db import atomic, in_open_transaction, insert_statement, value_groups
+from app.db import atomic, dialect, in_open_transaction, insert_statement, value_groups
 from app.models import Feedback
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
@@ -149,7 +149,7 @@ def _thread_row(thread: Feedback) -> tuple:
 
 
 def _postgres() -> bool:
-    return connections.get("default").capabilities.dialect == "postgres"
+    return dialect() == "postgres"
 
 
 async def _insert(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
@@ -172,7 +172,7 @@ async def _reserve_thread_ids(count: int) -> list[int]:
     inserting them moves the sequence on.
     """
     connection = connections.get("default")
-    if connection.capabilities.dialect == "postgres":
+    if _postgres():
         _, rows = await connection.execute_query(
             "SELECT nextval(pg_get_serial_sequence('feedback', 'id')) FROM generate_series(1, $1)", [count]
         )
