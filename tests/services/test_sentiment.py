@@ -82,6 +82,20 @@ def test_intensifiers_and_exclamations_strengthen_the_score():
     assert score("The app is good!!!", rules) > plain
 
 
+@pytest.mark.parametrize(
+    ("text", "language", "label"),
+    [
+        ("Un servicio magnífico", "es", "positive"),
+        ("El diseño es muy feo", "es", "negative"),
+        ("Llegó con una pata rajada", "es", "negative"),
+        ("Que produto paia, veio amassado", "pt", "negative"),
+        ("Acabamento tosco e zoado", "pt", "negative"),
+    ],
+)
+def test_the_general_word_lists_cover_everyday_words(text, language, label):
+    assert analyze(text, language) == label
+
+
 def test_emoji_carry_sentiment():
     assert analyze("😍😍", "en") == "positive"
     assert analyze("👎😡", "es") == "negative"
