@@ -34,6 +34,9 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
 
     config = settings or load_settings()
     app = Quart(__name__, static_folder=None)
+    # Bodies keep the field order the serializers write (the specification's); sorting every
+    # object's keys cost ~40 % of encoding a 50-thread list.
+    app.json.sort_keys = False
     app.config["EARFUL"] = config
     app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes
     app.secret_key = config.secret_key

@@ -99,6 +99,7 @@ def test_the_general_word_lists_cover_everyday_words(text, language, label):
 def test_emoji_carry_sentiment():
     assert analyze("😍😍", "en") == "positive"
     assert analyze("👎😡", "es") == "negative"
+    assert analyze("🤡🤥", "pt") == "negative"
 
 
 def test_accents_are_optional():
