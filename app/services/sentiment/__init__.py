@@ -3,8 +3,9 @@
 ``analyze(text, language)`` returns ``positive``, ``neutral`` or ``negative``. English scores
 with TextBlob's lexicon plus VADER's, Spanish with Earful's own word lists, Portuguese with LeIA
 and Earful's lists; all three share the rule engine in :mod:`.engine` (negation, contrast,
-intensifiers, emoji, emphasis). Without a language, :func:`detect_language` picks one. Other languages plug in by
-registering an :class:`Analyzer`. Every resource and its licence is listed in LICENSES.md.
+intensifiers, emoji, emphasis). Without a language, :func:`detect_language` picks one. Other
+languages plug in by registering an :class:`Analyzer`. Every resource and its licence is listed
+in LICENSES.md.
 """
 
 from __future__ import annotations

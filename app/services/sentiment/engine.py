@@ -73,8 +73,7 @@ class Rules:
     contrast: set[str] = field(default_factory=set)
     stopwords: set[str] = field(default_factory=set)
     stem_lengths: tuple[int, ...] = ()
-    max_phrase: int = 1
-    phrase_starts: frozenset[str] = frozenset()
+    phrase_lengths: dict[str, tuple[int, ...]] = field(default_factory=dict)
     _cache: dict[str, float] = field(default_factory=dict, repr=False)
 
     def add(self, term: str, valence: float) -> None:
@@ -87,14 +86,16 @@ class Rules:
         elif " " in term:
             key = tuple(term.split())
             self.phrases[key] = valence
-            self.max_phrase = max(self.max_phrase, len(key))
         else:
             self.words[term] = valence
 
     def finish(self) -> Rules:
-        """Index the stems by length, once everything is loaded."""
+        """Index the stems by length and the phrases by first word, once everything is loaded."""
         self.stem_lengths = tuple(sorted({len(s) for s in self.stems}, reverse=True))
-        self.phrase_starts = frozenset(phrase[0] for phrase in self.phrases)
+        lengths: dict[str, set[int]] = {}
+        for phrase in self.phrases:
+            lengths.setdefault(phrase[0], set()).add(len(phrase))
+        self.phrase_lengths = {word: tuple(sorted(sizes, reverse=True)) for word, sizes in lengths.items()}
         self._cache.clear()
         return self
 
@@ -193,8 +194,8 @@ def score(text: str, rules: Rules, extra: float = 0.0) -> float:
         # Phrases first (longest match), then the word.
         width = 1
         value = 0.0
-        if word in rules.phrase_starts:
-            for size in range(min(rules.max_phrase, count - i), 1, -1):
+        for size in rules.phrase_lengths.get(word, ()):
+            if size <= count - i:
                 phrase = tuple(folded[i : i + size])
                 if phrase in rules.phrases:
                     value, width = rules.phrases[phrase], size
