@@ -105,6 +105,16 @@ async def _seed(settings: Settings, args: argparse.Namespace) -> None:
     await _with_database(settings, work)
 
 
+async def _sentiment_recompute(settings: Settings, args: argparse.Namespace) -> None:
+    from app.services.feedback import recompute_all_sentiment
+
+    async def work() -> None:
+        applications, changed = await recompute_all_sentiment(args.application)
+        _print_json({"applications": applications, "threads_changed": changed})
+
+    await _with_database(settings, work)
+
+
 def _serve(settings: Settings, args: argparse.Namespace) -> None:
     from hypercorn.config import Config
     from hypercorn.run import run
@@ -228,6 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--threads", type=int, required=True, metavar="N")
     seed.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (same seed, same data)")
     add_sentiment_commands(commands)
+    recompute = commands.add_parser(
+        "sentiment-recompute", help="label existing threads again (agents' corrections are kept)"
+    )
+    recompute.add_argument("--application", type=int, metavar="ID", help="only this application")
     return parser
 
 
@@ -243,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         ("org", "create"): _org_create,
         ("plan", "set"): _plan_set,
         ("seed", None): _seed,
+        ("sentiment-recompute", None): _sentiment_recompute,
         ("smtp", None): _smtp,
         ("worker", None): _worker,
     }

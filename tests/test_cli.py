@@ -358,3 +358,16 @@ def test_serve_second_start_prints_no_password(first_and_second_start):
     assert printed_password(second.stdout) is None
     assert ADMIN_EMAIL not in second.stdout
     assert earful.query("SELECT email FROM users") == [(ADMIN_EMAIL,)]
+
+
+# sentiment-recompute --------------------------------------------------------------------------
+
+
+def test_sentiment_recompute_prints_what_it_read_and_changed(earful):
+    result = succeeded(earful("sentiment-recompute"))
+
+    assert json.loads(result.stdout) == {"applications": 0, "threads_changed": 0}
+
+
+def test_sentiment_recompute_of_an_unknown_application_fails(earful):
+    assert_failed(earful("sentiment-recompute", "--application", "7"))

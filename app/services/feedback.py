@@ -352,3 +352,21 @@ async def recompute_sentiment(application: Application, thread: Feedback | None 
                 # Guarded by sentiment_corrected=False: a correction made meanwhile wins.
                 changed += await Feedback.filter(id=row.id, sentiment_corrected=False).update(sentiment=label)
         last_id = page[-1].id
+
+
+async def recompute_all_sentiment(application_id: int | None = None) -> tuple[int, int]:
+    """Label every application's threads again (or one application's): after an upgrade that
+    improved the analyzers, older threads get the new labels; agents' corrections are kept.
+
+    Returns how many applications were read and how many threads changed label.
+    """
+    query = Application.all().order_by("id")
+    if application_id is not None:
+        query = query.filter(id=application_id)
+    applications = await query
+    if application_id is not None and not applications:
+        raise NotFound("Invalid application")
+    changed = 0
+    for application in applications:
+        changed += await recompute_sentiment(application)
+    return len(applications), changed

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.errors import NotFound
 from app.models import Application, Feedback
-from app.services.feedback import recompute_sentiment, set_sentiment
+from app.services.feedback import recompute_all_sentiment, recompute_sentiment, set_sentiment
 from tests.factories import body_json, body_text, make_application, make_thread, make_token, make_user
 
 
@@ -160,6 +161,34 @@ async def test_recompute_touches_only_its_application(agent, application):
     await recompute_sentiment(application)
 
     assert (await Feedback.get(id=elsewhere.id)).sentiment == "negative"
+
+
+async def test_recompute_all_relabels_every_application_and_keeps_corrections(agent, application):
+    other = await make_application(agent)
+    stale = await make_thread(application, message="I love this app, it is great", sentiment="negative")
+    stale_elsewhere = await make_thread(other, message="It crashes all the time, awful", sentiment="positive")
+    corrected = await make_thread(other, message="I love this app, it is great")
+    await set_sentiment(other, corrected, "negative")
+
+    assert await recompute_all_sentiment() == (2, 2)
+
+    assert (await Feedback.get(id=stale.id)).sentiment == "positive"
+    assert (await Feedback.get(id=stale_elsewhere.id)).sentiment == "negative"
+    assert (await Feedback.get(id=corrected.id)).sentiment == "negative"
+
+
+async def test_recompute_all_of_one_application_leaves_the_others(agent, application):
+    other = await make_application(agent)
+    elsewhere = await make_thread(other, message="I love this app, it is great", sentiment="negative")
+    await make_thread(application, message="I love this app, it is great", sentiment="negative")
+
+    assert await recompute_all_sentiment(application.id) == (1, 1)
+    assert (await Feedback.get(id=elsewhere.id)).sentiment == "negative"
+
+
+async def test_recompute_all_of_an_unknown_application_is_not_found(application):
+    with pytest.raises(NotFound):
+        await recompute_all_sentiment(application.id + 1000)
 
 
 async def test_capture_without_language_detects_it_for_the_sentiment(application):
