@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from tortoise.exceptions import BaseORMException
-from tortoise.expressions import F, Q
+from tortoise.expressions import F
 
-from app.db import atomic
+from app.db import atomic, execute, from_row, select_columns, set_related
 from app.errors import DomainError, NotFound, ValidationError
 from app.i18n import N_, normalize_language
-from app.models import SENTIMENTS, Application, Attachment, Feedback, Reply, Tag
+from app.models import SENTIMENTS, Application, Attachment, Feedback, Member, Reply, Tag, User
 from app.services import sentiment as sentiment_analysis
 from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD
 from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, move_thread_counts, normalize_tag, tags_of_threads
@@ -191,19 +191,33 @@ async def create_thread(application: Application, submission: Submission) -> Fee
 
 
 async def load_details(threads: Sequence[Feedback]) -> list[ThreadDetails]:
-    """Load replies, attachments and tags of many threads at once (no query per thread)."""
+    """Load replies (with their agents), attachments and tags of many threads at once: three
+    plain statements and the tags' one, whatever the number of threads (see ``app.db``)."""
     details = {thread.id: ThreadDetails(thread) for thread in threads}
     if not details:
         return []
     ids = list(details)
-    replies = await Reply.filter(feedback_id__in=ids).select_related("user").order_by("id")
-    for reply in replies:
+    marks = ", ".join("{}" for _ in ids)
+    rows = await execute(
+        f"SELECT {select_columns(Reply, 'r')}, {select_columns(User, 'u')} FROM replies r "
+        f"LEFT JOIN users u ON u.id = r.user_id WHERE r.feedback_id IN ({marks}) ORDER BY r.id",
+        ids,
+    )
+    thread_of_reply: dict[int, int] = {}
+    for row in rows:
+        reply = from_row(Reply, row, "r")
+        set_related(reply, "user", from_row(User, row, "u") if row["u.id"] is not None else None)
         details[reply.feedback_id].replies.append(reply)
-    thread_of_reply = {reply.id: reply.feedback_id for reply in replies}
-    attached = Q(feedback_id__in=ids)
+        thread_of_reply[reply.id] = reply.feedback_id
+    attached = f"a.feedback_id IN ({marks})"
     if thread_of_reply:
-        attached |= Q(reply_id__in=list(thread_of_reply))
-    for attachment in await Attachment.filter(attached).order_by("id"):
+        attached += f" OR a.reply_id IN ({', '.join('{}' for _ in thread_of_reply)})"
+    rows = await execute(
+        f"SELECT {select_columns(Attachment, 'a')} FROM attachments a WHERE {attached} ORDER BY a.id",
+        [*ids, *thread_of_reply],
+    )
+    for row in rows:
+        attachment = from_row(Attachment, row, "a")
         if attachment.feedback_id in details:
             details[attachment.feedback_id].attachments.append(attachment)
         if attachment.reply_id in thread_of_reply:
@@ -229,13 +243,17 @@ async def list_threads(
 ) -> tuple[list[ThreadDetails], int]:
     """A page of an application's open (or archived) threads, newest first, and their total."""
     check_page(limit, offset)
-    threads = (
-        await Feedback.filter(application_id=application.id, archived=archived)
-        .select_related("member")
-        .order_by("-id")
-        .offset(offset)
-        .limit(limit)
+    rows = await execute(
+        f"SELECT {select_columns(Feedback, 'f')}, {select_columns(Member, 'm')} FROM feedback f "
+        "JOIN members m ON m.id = f.member_id WHERE f.application_id = {} AND f.archived = {} "
+        "ORDER BY f.id DESC LIMIT {} OFFSET {}",
+        [application.id, archived, limit, offset],
     )
+    threads = []
+    for row in rows:
+        thread = from_row(Feedback, row, "f")
+        set_related(thread, "member", from_row(Member, row, "m"))
+        threads.append(thread)
     total = application.archived_threads if archived else application.open_threads
     return await load_details(threads), total
 

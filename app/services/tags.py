@@ -10,7 +10,7 @@ from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F, Subquery
 from tortoise.transactions import in_transaction
 
-from app.db import atomic
+from app.db import atomic, execute, from_row, select_columns
 from app.errors import ValidationError
 from app.models import Application, Feedback, FeedbackTag, Tag
 
@@ -73,27 +73,27 @@ async def move_thread_counts(feedback_id: int, archived: bool) -> None:
 
 
 async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[Tag]]:
-    """The tags of threads, by thread id and then by name, in at most two queries.
+    """The tags of threads, by thread id and then by name, in one plain statement.
 
-    The links come as plain pairs and each tag once: a page's threads share a few tags, and
-    loading every link with its tag as models cost a third of the feedback list's CPU time.
-    One thread's tags (the thread page and API) come in one join instead, a third cheaper.
+    Each tag becomes one object however many of the threads carry it (a page's threads share a
+    few tags); building the ORM's statement and a model per link cost a third of a list's time.
     """
     found: dict[int, list[Tag]] = {feedback_id: [] for feedback_id in feedback_ids}
-    if len(found) == 1:
-        (feedback_id,) = found
-        found[feedback_id] = await Tag.filter(feedback_links__feedback_id=feedback_id).order_by("name")
-        return found
     if not found:
         return found
-    links = await FeedbackTag.filter(feedback_id__in=list(found)).values_list("feedback_id", "tag_id")
-    if not links:
-        return found
-    tags = {tag.id: tag for tag in await Tag.filter(id__in={tag_id for _, tag_id in links})}
-    for feedback_id, tag_id in links:
-        found[feedback_id].append(tags[tag_id])
+    rows = await execute(
+        f"SELECT l.feedback_id AS thread, {select_columns(Tag, 't')} FROM feedback_tags l "
+        f"JOIN tags t ON t.id = l.tag_id WHERE l.feedback_id IN ({', '.join('{}' for _ in found)})",
+        list(found),
+    )
+    tags: dict[int, Tag] = {}
+    for row in rows:
+        tag = tags.get(row["t.id"])
+        if tag is None:
+            tag = tags[row["t.id"]] = from_row(Tag, row, "t")
+        found[row["thread"]].append(tag)
     for thread_tags in found.values():
-        thread_tags.sort(key=lambda tag: tag.name)
+        thread_tags.sort(key=lambda tag: (tag.name, tag.id))
     return found
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from tortoise import connections
 
-from app.db import atomic, dialect, in_open_transaction, insert_statement, value_groups
+from app.db import atomic, dialect, execute, in_open_transaction, insert_statement, value_groups
 from app.models import Feedback
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
@@ -122,7 +122,7 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
         await claim_for_thread(item.application_id, thread.id, item.submission.attachments)
     tag_ids = await _tag_new_threads(items, threads)
     for application_id, count in Counter(item.application_id for item in items).items():
-        await _execute(
+        await execute(
             'UPDATE "applications" SET "open_threads" = "open_threads" + {} WHERE "id" = {}',
             [count, application_id],
         )
@@ -155,12 +155,6 @@ def _postgres() -> bool:
 async def _insert(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
     statement = insert_statement(table, columns, len(rows), _postgres())
     await connections.get("default").execute_query(statement, [value for row in rows for value in row])
-
-
-async def _execute(template: str, values: list[object]) -> None:
-    """Run a statement whose ``{}`` are parameters, numbered on PostgreSQL."""
-    marks = [f"${number}" for number in range(1, len(values) + 1)] if _postgres() else ["?"] * len(values)
-    await connections.get("default").execute_query(template.format(*marks), values)
 
 
 async def _reserve_thread_ids(count: int) -> list[int]:
@@ -238,7 +232,7 @@ async def _tag_new_threads(
     # two workers' batches, a deadlock PostgreSQL only breaks after a second.
     cases = " ".join('WHEN {} THEN "open_count" + {}' for _ in gained)
     ids = ", ".join("{}" for _ in gained)
-    await _execute(
+    await execute(
         f'UPDATE "tags" SET "open_count" = CASE "id" {cases} END WHERE "id" IN ({ids})',
         [value for pair in gained for value in pair] + [tag_id for tag_id, _ in gained],
     )
