@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from tortoise.expressions import F
 from tortoise.queryset import QuerySet
 
-from app.db import atomic
+from app.db import atomic, execute, from_row, select_columns, set_related
 from app.errors import Forbidden, ValidationError
 from app.models import (
     REPLY_TYPES,
@@ -158,32 +158,58 @@ async def add_customer_reply(
 async def list_replies(
     application: Application, on_date: date | None, limit: int = 50, offset: int = 0
 ) -> tuple[list[Reply], int]:
-    """A page of an application's replies and notes, newest first, and how many match in all."""
+    """A page of an application's replies and notes, newest first, and how many match in all.
+
+    Each reply comes with its agent (``reply.user``) and its thread with the thread's sender
+    (``reply.feedback.member``), from one plain statement (see ``app.db``).
+    """
     check_page(limit, offset)
-    query = replies_page_query(application, on_date, limit, offset)
+    template, values = replies_page_statement(application, on_date, limit, offset)
+    replies = []
+    for row in await execute(template, values):
+        reply = from_row(Reply, row, "r")
+        thread = from_row(Feedback, row, "f")
+        set_related(thread, "member", from_row(Member, row, "m"))
+        set_related(reply, "feedback", thread)
+        set_related(reply, "user", from_row(User, row, "u") if row["u.id"] is not None else None)
+        replies.append(reply)
     total = application.reply_count if on_date is None else await _replies_on(application, on_date).count()
-    return await query, total
+    return replies, total
 
 
 def _replies_on(application: Application, on_date: date | None) -> QuerySet[Reply]:
     query = Reply.filter(application_id=application.id)
     if on_date is not None:
-        start = datetime.combine(on_date, time.min, tzinfo=UTC)
-        query = query.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
+        start, end = _day(on_date)
+        query = query.filter(created_at__gte=start, created_at__lt=end)
     return query
 
 
-def replies_page_query(
+def _day(on_date: date) -> tuple[datetime, datetime]:
+    """The UTC day's bounds: from its midnight to the next."""
+    start = datetime.combine(on_date, time.min, tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def replies_page_statement(
     application: Application, on_date: date | None, limit: int, offset: int
-) -> QuerySet[Reply]:
-    """The query behind a page of `list_replies` (its plan is tested against the indexes)."""
-    return (
-        _replies_on(application, on_date)
-        .select_related("user", "feedback__member")
-        .order_by("-created_at", "-id")
-        .offset(offset)
-        .limit(limit)
+) -> tuple[str, list[object]]:
+    """The statement behind a page of `list_replies` and its values (its ``{}`` are parameters;
+    its plan is tested against the indexes)."""
+    values: list[object] = [application.id]
+    day = ""
+    if on_date is not None:
+        created_at = Reply._meta.fields_map["created_at"]
+        values += [created_at.to_db_value(bound, Reply) for bound in _day(on_date)]
+        day = " AND r.created_at >= {} AND r.created_at < {}"
+    template = (
+        f"SELECT {select_columns(Reply, 'r')}, {select_columns(Feedback, 'f')}, "
+        f"{select_columns(Member, 'm')}, {select_columns(User, 'u')} FROM replies r "
+        "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
+        "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + day + " "
+        "ORDER BY r.created_at DESC, r.id DESC LIMIT {} OFFSET {}"
     )
+    return template, [*values, limit, offset]
 
 
 async def attachments_of_replies(replies: list[Reply]) -> dict[int, list[Attachment]]:

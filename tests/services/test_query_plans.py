@@ -16,7 +16,7 @@ from tortoise import connections
 
 from app.models import Feedback
 from app.services import search
-from app.services.replies import replies_page_query
+from app.services.replies import replies_page_statement
 from tests.factories import make_application, make_reply, make_thread, make_user
 
 
@@ -50,8 +50,9 @@ async def test_a_day_of_replies_is_read_in_order_from_an_index(backend):
     for number in range(3):
         await make_reply(agent, application, thread, f"Reply {number}")
 
-    query = replies_page_query(application, datetime.now(UTC).date(), limit=50, offset=0)
-    plan = await _plan(query.sql(params_inline=True), backend)
+    template, values = replies_page_statement(application, datetime.now(UTC).date(), limit=50, offset=0)
+    literals = [f"'{value}'" if isinstance(value, datetime) else str(value) for value in values]
+    plan = await _plan(template.format(*literals), backend)
 
     assert "TEMP B-TREE" not in plan
     assert "Sort" not in plan
