@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from quart import Blueprint, Quart, Response, redirect, render_template, request, url_for
+from quart import Blueprint, Quart, Response, redirect, request, url_for
 from quart_auth import QuartAuth
 
 from app.config import Settings
 from app.errors import NotFound
 from app.views.assets import Assets, build_blueprint
+from app.views.rendering import render_template
 from app.views.security import CONTENT_SECURITY_POLICY, UNSAFE_METHODS, check_csrf, csrf_token, load_agent
 
 PREFIX = "/app"
@@ -83,8 +84,6 @@ def register_views(app: Quart, settings: Settings) -> None:
     @app.get("/")
     async def root() -> Response:
         return redirect(url_for("views.home"))
-
-    app.jinja_env.globals["render_template"] = render_template
 
 
 def _page_modules() -> tuple:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from quart import Blueprint, Response, current_app, redirect, request, url_for
 from wtforms import SelectChoice, SelectMultipleField, StringField, widgets
 from wtforms.validators import DataRequired, Length
 
 from app.errors import DomainError, NotFound
 from app.services import tokens as tokens_service
 from app.services.avatars import avatar_url
+from app.views.rendering import render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 
 blueprint = Blueprint("account", __name__)

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import (
-    Blueprint,
-    Response,
-    current_app,
-    flash,
-    redirect,
-    render_template,
-    request,
-    url_for,
-)
+from quart import Blueprint, Response, current_app, flash, redirect, request, url_for
 from werkzeug.datastructures import MultiDict
 from wtforms import BooleanField, FileField, IntegerField, SelectChoice, SelectField, StringField, URLField
 from wtforms.validators import InputRequired, Length, NumberRange, Optional
@@ -25,6 +16,7 @@ from app.services import applications as service
 from app.services.files import IncomingFile
 from app.services.organizations import list_organizations
 from app.services.stats import format_duration
+from app.views.rendering import render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 
 blueprint = Blueprint("applications", __name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from quart import Blueprint, Response, redirect, render_template, request, url_for
+from quart import Blueprint, Response, redirect, request, url_for
 from quart_auth import logout_user
 from wtforms import BooleanField, EmailField, PasswordField
 from wtforms.validators import DataRequired, Length
@@ -12,6 +12,7 @@ from wtforms.validators import DataRequired, Length
 from app.errors import DomainError
 from app.services.signin import end_sessions
 from app.services.signin import sign_in as sign_in_service
+from app.views.rendering import render_template
 from app.views.security import CSRFForm, agent_required, current_agent, load_agent, sign_in_session
 
 blueprint = Blueprint("auth", __name__)

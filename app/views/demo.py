@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 
 from markupsafe import Markup, escape
-from quart import Blueprint, current_app, render_template, request, url_for
+from quart import Blueprint, current_app, request, url_for
 
 from app.models import Application
 from app.services.applications import get_application
 from app.views.applications import logo_url
+from app.views.rendering import render_template
 from app.views.security import agent_required, current_agent
 
 blueprint = Blueprint("demo", __name__)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quart import Blueprint, render_template, request, url_for
+from quart import Blueprint, request, url_for
 
 from app.errors import NotFound
 from app.models import SENTIMENTS, Application
@@ -11,6 +11,7 @@ from app.services.inbox import PAGE_SIZE, search_threads
 from app.services.tags import list_tags
 from app.services.validation import MAX_ID, parse_int
 from app.views.applications import logo_url
+from app.views.rendering import render_template
 from app.views.security import agent_required, current_agent
 from app.views.thread_display import HELPERS, inbox_filters
 

@@ -4,17 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import (
-    Blueprint,
-    Response,
-    current_app,
-    flash,
-    get_flashed_messages,
-    redirect,
-    render_template,
-    request,
-    url_for,
-)
+from quart import Blueprint, Response, current_app, flash, get_flashed_messages, redirect, request, url_for
 from werkzeug.routing import BuildError
 from wtforms import EmailField, StringField
 from wtforms.validators import DataRequired, Length
@@ -23,6 +13,7 @@ from app.errors import DomainError
 from app.models import Organization
 from app.services import organizations as organizations_service
 from app.services.avatars import avatar_url
+from app.views.rendering import render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 
 blueprint = Blueprint("organizations", __name__)

@@ -6,12 +6,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from quart import Blueprint, render_template, request
+from quart import Blueprint, request
 
 from app.models import SENTIMENTS, Application
 from app.services.applications import get_application
 from app.services.stats import PERIODS, Day, Statistics, application_statistics, format_duration, parse_period
 from app.views.applications import logo_url
+from app.views.rendering import render_template
 from app.views.security import agent_required, current_agent
 
 blueprint = Blueprint("stats", __name__)

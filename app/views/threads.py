@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from quart import Blueprint, Response, current_app, redirect, request, url_for
 from wtforms import StringField, TextAreaField
 
 from app.errors import DomainError
@@ -16,6 +16,7 @@ from app.services.tags import add_tag_to_thread, list_tags, remove_tag_from_thre
 from app.services.validation import MAX_ID
 from app.views.applications import logo_url
 from app.views.inbox import check_ids
+from app.views.rendering import render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import HELPERS, display_properties, inbox_filters
 
