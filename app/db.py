@@ -177,11 +177,16 @@ def dialect() -> str:
     return connections.get("default").capabilities.dialect
 
 
-def parameter_marks(count: int, start: int = 1) -> list[str]:
-    """The marks of ``count`` statement parameters: ``?`` on SQLite, ``$start``... on PostgreSQL."""
+def parameter_marks(count: int) -> list[str]:
+    """The marks of ``count`` statement parameters: ``?`` on SQLite, ``$1``... on PostgreSQL."""
     if dialect() == "postgres":
-        return [f"${number}" for number in range(start, start + count)]
+        return [f"${number}" for number in range(1, count + 1)]
     return ["?"] * count
+
+
+def parameters(count: int) -> str:
+    """``{}, {}, ...``: ``count`` parameters of an :func:`execute` template (an ``IN`` list)."""
+    return ", ".join("{}" for _ in range(count))
 
 
 async def execute(template: str, values: list[object]) -> list[Any]:
@@ -210,6 +215,11 @@ def from_row(model: type[M], row: Any, alias: str) -> M:
     """The ``model`` object whose columns a row holds under ``alias`` (see :func:`select_columns`)."""
     columns = model._meta.fields_db_projection.values()
     return model._init_from_db(**{column: row[f"{alias}.{column}"] for column in columns})
+
+
+def from_outer_row(model: type[M], row: Any, alias: str) -> M | None:
+    """:func:`from_row` for the side of an outer join, None where the row has no match."""
+    return None if row[f"{alias}.id"] is None else from_row(model, row, alias)
 
 
 def set_related(instance: Model, name: str, related: Model | None) -> None:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from tortoise.exceptions import BaseORMException
 from tortoise.expressions import F
 
-from app.db import atomic, execute, from_row, select_columns, set_related
+from app.db import atomic, execute, from_outer_row, from_row, parameters, select_columns, set_related
 from app.errors import DomainError, NotFound, ValidationError
 from app.i18n import N_, normalize_language
 from app.models import SENTIMENTS, Application, Attachment, Feedback, Member, Reply, Tag, User
@@ -197,7 +197,7 @@ async def load_details(threads: Sequence[Feedback]) -> list[ThreadDetails]:
     if not details:
         return []
     ids = list(details)
-    marks = ", ".join("{}" for _ in ids)
+    marks = parameters(len(ids))
     rows = await execute(
         f"SELECT {select_columns(Reply, 'r')}, {select_columns(User, 'u')} FROM replies r "
         f"LEFT JOIN users u ON u.id = r.user_id WHERE r.feedback_id IN ({marks}) ORDER BY r.id",
@@ -206,12 +206,12 @@ async def load_details(threads: Sequence[Feedback]) -> list[ThreadDetails]:
     thread_of_reply: dict[int, int] = {}
     for row in rows:
         reply = from_row(Reply, row, "r")
-        set_related(reply, "user", from_row(User, row, "u") if row["u.id"] is not None else None)
+        set_related(reply, "user", from_outer_row(User, row, "u"))
         details[reply.feedback_id].replies.append(reply)
         thread_of_reply[reply.id] = reply.feedback_id
     attached = f"a.feedback_id IN ({marks})"
     if thread_of_reply:
-        attached += f" OR a.reply_id IN ({', '.join('{}' for _ in thread_of_reply)})"
+        attached += f" OR a.reply_id IN ({parameters(len(thread_of_reply))})"
     rows = await execute(
         f"SELECT {select_columns(Attachment, 'a')} FROM attachments a WHERE {attached} ORDER BY a.id",
         [*ids, *thread_of_reply],

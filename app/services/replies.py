@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from tortoise.expressions import F
 from tortoise.queryset import QuerySet
 
-from app.db import atomic, execute, from_row, select_columns, set_related
+from app.db import atomic, execute, from_outer_row, from_row, select_columns, set_related
 from app.errors import Forbidden, ValidationError
 from app.models import (
     REPLY_TYPES,
@@ -171,7 +171,7 @@ async def list_replies(
         thread = from_row(Feedback, row, "f")
         set_related(thread, "member", from_row(Member, row, "m"))
         set_related(reply, "feedback", thread)
-        set_related(reply, "user", from_row(User, row, "u") if row["u.id"] is not None else None)
+        set_related(reply, "user", from_outer_row(User, row, "u"))
         replies.append(reply)
     total = application.reply_count if on_date is None else await _replies_on(application, on_date).count()
     return replies, total

@@ -10,7 +10,7 @@ from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F, Subquery
 from tortoise.transactions import in_transaction
 
-from app.db import atomic, execute, from_row, select_columns
+from app.db import atomic, execute, from_row, parameters, select_columns
 from app.errors import ValidationError
 from app.models import Application, Feedback, FeedbackTag, Tag
 
@@ -83,7 +83,7 @@ async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[Tag]]:
         return found
     rows = await execute(
         f"SELECT l.feedback_id AS thread, {select_columns(Tag, 't')} FROM feedback_tags l "
-        f"JOIN tags t ON t.id = l.tag_id WHERE l.feedback_id IN ({', '.join('{}' for _ in found)})",
+        f"JOIN tags t ON t.id = l.tag_id WHERE l.feedback_id IN ({parameters(len(found))})",
         list(found),
     )
     tags: dict[int, Tag] = {}

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from tortoise import connections
 
-from app.db import atomic, dialect, execute, in_open_transaction, insert_statement, value_groups
+from app.db import atomic, dialect, execute, in_open_transaction, insert_statement, parameters, value_groups
 from app.models import Feedback
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
@@ -231,9 +231,8 @@ async def _tag_new_threads(
     # One statement for every tag: separate updates could lock two tags in opposite orders in
     # two workers' batches, a deadlock PostgreSQL only breaks after a second.
     cases = " ".join('WHEN {} THEN "open_count" + {}' for _ in gained)
-    ids = ", ".join("{}" for _ in gained)
     await execute(
-        f'UPDATE "tags" SET "open_count" = CASE "id" {cases} END WHERE "id" IN ({ids})',
+        f'UPDATE "tags" SET "open_count" = CASE "id" {cases} END WHERE "id" IN ({parameters(len(gained))})',
         [value for pair in gained for value in pair] + [tag_id for tag_id, _ in gained],
     )
     return tag_ids
