@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from tortoise.queryset import QuerySet
-
+from app.db import execute, from_row, parameters, select_columns, set_related
 from app.errors import ValidationError
-from app.models import SENTIMENTS, Application, Feedback, Tag
+from app.models import SENTIMENTS, Application, Feedback, Member, Tag
 from app.services import search
 from app.services.tags import normalize_tag, tags_of_threads
 
@@ -37,6 +36,25 @@ class InboxPage:
         return self.next_before is not None
 
 
+@dataclass
+class ThreadQuery:
+    """The statement of an inbox page, built filter by filter: joins and conditions are plain
+    SQL whose ``{}`` are parameters (see :func:`app.db.execute`)."""
+
+    joins: list[str] = field(default_factory=list)
+    join_values: list[object] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    values: list[object] = field(default_factory=list)
+
+    def join(self, clause: str, *values: object) -> ThreadQuery:
+        """This query joined with ``clause`` (an inner join narrows the threads)."""
+        return replace(self, joins=[*self.joins, clause], join_values=[*self.join_values, *values])
+
+    def where(self, condition: str, *values: object) -> ThreadQuery:
+        """This query narrowed by one more condition."""
+        return replace(self, conditions=[*self.conditions, condition], values=[*self.values, *values])
+
+
 async def search_threads(
     application: Application,
     archived: bool = False,
@@ -53,47 +71,64 @@ async def search_threads(
     sentiment, id) index whatever the size of the inbox. The tag filter joins feedback_tags.
     The text search (the message, the sender's e-mail and name) goes through the trigram
     indexes of :mod:`app.services.search`; when it looked at only the newest matches, the page
-    ends where it stopped and the cursor continues from there. Two more queries load the
-    page's senders (joined) and tags, whatever the page size.
+    ends where it stopped and the cursor continues from there. The page is read with its
+    senders in one plain statement (building the ORM's was a fifth of the page's time), and
+    its tags with one more.
     """
     if not 1 <= limit <= MAX_PAGE_SIZE:
         raise ValidationError("The limit field must be between 1 and %(max)d.", max=MAX_PAGE_SIZE)
     if sentiment is not None and sentiment not in SENTIMENTS:
         raise ValidationError("Invalid sentiment")
-    threads = Feedback.filter(application_id=application.id, archived=archived)
+    threads = ThreadQuery().where("f.application_id = {}", application.id).where("f.archived = {}", archived)
     if sentiment:
-        threads = threads.filter(sentiment=sentiment)
+        threads = threads.where("f.sentiment = {}", sentiment)
     if tag:
-        threads = threads.filter(
-            tag_links__tag__application_id=application.id, tag_links__tag__name=normalize_tag(tag)
+        threads = threads.join(
+            "JOIN feedback_tags ft ON ft.feedback_id = f.id "
+            "JOIN tags t ON t.id = ft.tag_id AND t.application_id = {} AND t.name = {}",
+            application.id,
+            normalize_tag(tag),
         )
     if before is not None:
-        threads = threads.filter(id__lt=before)
+        threads = threads.where("f.id < {}", before)
     text = query.strip()[:MAX_QUERY_LENGTH]
     if not text:
         return await _page(threads, limit)
-    scanned = threads.filter(search.scan_filter(text))
+    pattern = search.contains_pattern(text)
+    scanned = threads.where(search.SCAN_CONDITION, pattern, pattern, pattern)
     if not search.indexed(text):
         return await _page(scanned, limit)
     window = await search.scan_window_floor(application.id, archived, before)
     if window is None:
         return await _page(scanned, limit)
-    page = await _page(scanned.filter(id__gte=window), limit)
+    page = await _page(scanned.where("f.id >= {}", window), limit)
     if page.has_more:
         return page
     candidates = await search.look_up(application.id, archived, text, before)
     if candidates is None:
         return await _page(scanned, limit)
-    return await _page(threads.filter(id__in=candidates.ids), limit, candidates.floor)
+    if not candidates.ids:
+        return InboxPage([], candidates.floor)
+    found = threads.where(f"f.id IN ({parameters(len(candidates.ids))})", *candidates.ids)
+    return await _page(found, limit, candidates.floor)
 
 
-async def _page(threads: QuerySet[Feedback], limit: int, floor: int | None = None) -> InboxPage:
+async def _page(threads: ThreadQuery, limit: int, floor: int | None = None) -> InboxPage:
     """The newest ``limit`` threads of a query, their senders and tags, and the next cursor.
 
     ``floor``: the search looked at no thread below it, so the next page starts there.
     """
-    found = await threads.select_related("member").order_by("-id").limit(limit + 1)
-    page = found[:limit]
+    rows = await execute(
+        f"SELECT {select_columns(Feedback, 'f')}, {select_columns(Member, 'm')} FROM feedback f "
+        f"JOIN members m ON m.id = f.member_id {' '.join(threads.joins)} "
+        f"WHERE {' AND '.join(threads.conditions)} ORDER BY f.id DESC LIMIT {{}}",
+        [*threads.join_values, *threads.values, limit + 1],
+    )
+    page = []
+    for row in rows[:limit]:
+        thread = from_row(Feedback, row, "f")
+        set_related(thread, "member", from_row(Member, row, "m"))
+        page.append(thread)
     tags = await tags_of_threads([thread.id for thread in page])
-    next_before = page[-1].id if len(found) > limit else floor
+    next_before = page[-1].id if len(rows) > limit else floor
     return InboxPage([InboxRow(thread, tags[thread.id]) for thread in page], next_before)

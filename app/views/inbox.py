@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from markupsafe import Markup
 from quart import Blueprint, request, url_for
 
 from app.errors import NotFound
-from app.models import SENTIMENTS, Application
+from app.models import SENTIMENTS, Application, Feedback, Member
 from app.services.applications import get_application
-from app.services.inbox import PAGE_SIZE, search_threads
+from app.services.inbox import PAGE_SIZE, InboxPage, search_threads
 from app.services.tags import list_tags
 from app.services.validation import MAX_ID, parse_int
 from app.views.applications import logo_url
-from app.views.rendering import render_template
+from app.views.rendering import render_template, template_macro
 from app.views.security import agent_required, current_agent
-from app.views.thread_display import HELPERS, inbox_filters
+from app.views.thread_display import HELPERS, avatar_src, full_time, inbox_filters, time_ago
 
 blueprint = Blueprint("inbox", __name__)
 
@@ -47,6 +52,58 @@ def inbox_url(application: Application, **filters: object) -> str:
     )
 
 
+@dataclass(frozen=True)
+class InboxLine:
+    """A row of the inbox page with the values its template shows, computed here: each call a
+    template makes costs several times the same call from Python, and a page has fifty rows."""
+
+    thread: Feedback
+    member: Member
+    href: str
+    avatar: str
+    age: str
+    full_time: str
+    chips: Markup
+
+
+def thread_links(application: Application, query: dict[str, str]) -> Callable[[int], str]:
+    """The thread page's address for any thread id, with the inbox filters in ``query``.
+
+    ``url_for`` is called once and the thread id, the last segment of the path, swapped in:
+    building fifty addresses through the routing map was a tenth of the page.
+    """
+    sample = url_for("views.threads.show_thread", application_id=application.id, feedback_id=1, **query)
+    path, mark, arguments = sample.partition("?")
+    base = path.rpartition("/")[0]
+    return lambda feedback_id: f"{base}/{feedback_id}{mark}{arguments}"
+
+
+def inbox_lines(application: Application, page: InboxPage, query: dict[str, str]) -> list[InboxLine]:
+    """The rows of a page as the inbox shows them; each tag's chip is drawn once per page."""
+    link = thread_links(application, query)
+    tag_chip = template_macro("partials/threads/tag-chip.html", "tag_chip")
+    chips: dict[int, Markup] = {}
+    now = datetime.now(UTC)
+    lines = []
+    for row in page.rows:
+        thread, member = row.thread, row.thread.member
+        for tag in row.tags:
+            if tag.id not in chips:
+                chips[tag.id] = tag_chip(tag)
+        lines.append(
+            InboxLine(
+                thread=thread,
+                member=member,
+                href=link(thread.id),
+                avatar=avatar_src(member.email, member.name),
+                age=time_ago(thread.created_at, now),
+                full_time=full_time(thread.created_at),
+                chips=Markup("").join(chips[tag.id] for tag in row.tags),
+            )
+        )
+    return lines
+
+
 async def _inbox_context(application: Application) -> dict[str, object]:
     """Everything the inbox page and its results fragment show."""
     filters = _filters()
@@ -56,7 +113,7 @@ async def _inbox_context(application: Application) -> dict[str, object]:
     return {
         **HELPERS,
         "application": application,
-        "page": page,
+        "lines": inbox_lines(application, page, inbox_filters(request.args)),
         "filters": filters,
         "current": current,
         "tags": await list_tags(application.id),
@@ -65,7 +122,6 @@ async def _inbox_context(application: Application) -> dict[str, object]:
         "newest_url": inbox_url(application, **current) if filters["before"] else None,
         "has_filters": bool(filters["sentiment"] or filters["tag"] or filters["query"]),
         "inbox_url": lambda **changes: inbox_url(application, **{**current, **changes}),
-        "thread_query": inbox_filters(request.args),
         "section": "inbox",
         "logo_url": logo_url(application),
     }

@@ -68,6 +68,33 @@ async def test_inbox_rows_show_sender_sentiment_tags_nps_and_reply_state(signed_
     assert re.search(r'<time [^>]*datetime="[^"]+" title="[^"]+ UTC">just now</time>', body)
 
 
+async def test_inbox_rows_link_to_their_thread_with_the_inbox_filters(signed_in, application):
+    first = await make_thread(application, message="Export fails / crash & burn", tags="bug")
+    second = await make_thread(application, message="Export is slow", tags="bug")
+    await set_archived(application, first, True)
+    await set_archived(application, second, True)
+
+    body = await page(signed_in, inbox(application, "?status=archived&tag=bug&q=Export"))
+
+    links = re.findall(r'class="thread-row__link" href="([^"]+)"', body)
+    query = "?status=archived&amp;tag=bug&amp;q=Export"
+    base = f"/app/applications/{application.id}/feedback"
+    assert links == [f"{base}/{second.id}{query}", f"{base}/{first.id}{query}"]
+    assert (await signed_in.get(links[0].replace("&amp;", "&"))).status_code == 200
+
+
+async def test_inbox_rows_show_each_threads_own_tags(signed_in, application):
+    await make_thread(application, message="First", tags="billing")
+    await make_thread(application, message="Second", tags=["bug", "billing"])
+    await make_thread(application, message="Third")
+
+    body = await page(signed_in, inbox(application))
+
+    rows = re.findall(r'<li class="thread-row".*?</li>', body, re.S)
+    chips = [re.findall(r'<span class="tag tag--dot">.*?</svg>([^<]*)</span>', row) for row in rows]
+    assert chips == [[], ["billing", "bug"], ["billing"]]
+
+
 async def test_inbox_marks_threads_without_a_reply(signed_in, application):
     await make_thread(application)
 
