@@ -222,6 +222,15 @@ def from_outer_row(model: type[M], row: Any, alias: str) -> M | None:
     return None if row[f"{alias}.id"] is None else from_row(model, row, alias)
 
 
+async def select_models(model: type[M], alias: str, clause: str, values: list[object]) -> list[M]:
+    """The ``model`` objects of the rows of its table (named ``alias``) that ``clause`` (joins,
+    ``WHERE``, ``ORDER BY``, with :func:`execute`'s ``{}`` parameters) selects."""
+    rows = await execute(
+        f'SELECT {select_columns(model, alias)} FROM "{model._meta.db_table}" {alias} {clause}', values
+    )
+    return [from_row(model, row, alias) for row in rows]
+
+
 def set_related(instance: Model, name: str, related: Model | None) -> None:
     """Attach a loaded related object, as the ORM's ``select_related`` does."""
     object.__setattr__(instance, f"_{name}", related)

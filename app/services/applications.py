@@ -8,9 +8,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 
-from tortoise.expressions import Q, Subquery
-from tortoise.queryset import QuerySet
-
+from app.db import select_models
 from app.errors import Forbidden, NotFound, ValidationError
 from app.i18n import N_
 from app.models import PLATFORMS, Application, Membership, User
@@ -22,23 +20,28 @@ MAX_LOGO_BYTES = 2 * 1024 * 1024
 MAX_TARGET_SECONDS = 365 * 86400
 
 
-def visible_applications(user: User) -> QuerySet[Application]:
-    """Applications the user owns or that belong to one of the user's organizations."""
-    member_of = Subquery(Membership.filter(user_id=user.id).values("organization_id"))
-    return Application.filter(Q(owner_id=user.id) | Q(organization_id__in=member_of))
+# Who sees an application (``a``): its owner and the members of its organization. Every request
+# of the management API and of the inbox looks its application up through this, so it is read
+# with a plain statement (see app.db).
+VISIBLE = (
+    "(a.owner_id = {} OR a.organization_id IN "
+    "(SELECT m.organization_id FROM memberships m WHERE m.user_id = {}))"
+)
 
 
 async def list_applications(user: User) -> list[Application]:
     """Every application the user may see, oldest first."""
-    return await visible_applications(user).order_by("id")
+    return await select_models(Application, "a", f"WHERE {VISIBLE} ORDER BY a.id", [user.id, user.id])
 
 
 async def get_application(user: User, application_id: int) -> Application:
     """One application the user may see; any other id is 'Invalid application'."""
-    application = await visible_applications(user).filter(id=application_id).first()
-    if application is None:
+    found = await select_models(
+        Application, "a", f"WHERE a.id = {{}} AND {VISIBLE}", [application_id, user.id, user.id]
+    )
+    if not found:
         raise NotFound("Invalid application")
-    return application
+    return found[0]
 
 
 def application_keys(application: Application, intake_domain: str) -> dict[str, str]:
@@ -241,4 +244,6 @@ async def authenticate_capture(application_id: int, key: str | None, missing: st
 
 async def list_applications_with_organizations(user: User) -> list[Application]:
     """Every application the user may see, oldest first, with its organization loaded."""
-    return await visible_applications(user).order_by("id").prefetch_related("organization")
+    applications = await list_applications(user)
+    await Application.fetch_for_list(applications, "organization")
+    return applications

@@ -10,7 +10,7 @@ from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F, Subquery
 from tortoise.transactions import in_transaction
 
-from app.db import atomic, execute, from_row, parameters, select_columns
+from app.db import atomic, execute, from_row, parameters, select_columns, select_models
 from app.errors import ValidationError
 from app.models import Application, Feedback, FeedbackTag, Tag
 
@@ -44,8 +44,10 @@ def normalize_tag(name: str) -> str:
 
 
 async def list_tags(application_id: int) -> list[Tag]:
-    """Every tag of an application, by name."""
-    return await Tag.filter(application_id=application_id).order_by("name", "id")
+    """Every tag of an application, by name (a plain statement: every inbox page reads them)."""
+    return await select_models(
+        Tag, "t", "WHERE t.application_id = {} ORDER BY t.name, t.id", [application_id]
+    )
 
 
 async def ensure_tags(application_id: int, names: Sequence[str]) -> list[Tag]:

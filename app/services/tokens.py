@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
+from app.db import execute, from_row, select_columns, set_related
 from app.errors import NotFound, ValidationError
 from app.models import AccessToken, User
 from app.services.security import random_token, sha256_hex
@@ -42,11 +43,15 @@ async def authenticate_token(raw: str) -> AccessToken | None:
     """
     if not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
         return None
-    token = (
-        await AccessToken.filter(token_hash=sha256_hex(raw), revoked_at=None).select_related("user").first()
+    rows = await execute(
+        f"SELECT {select_columns(AccessToken, 't')}, {select_columns(User, 'u')} FROM access_tokens t "
+        "JOIN users u ON u.id = t.user_id WHERE t.token_hash = {} AND t.revoked_at IS NULL",
+        [sha256_hex(raw)],
     )
-    if token is None:
+    if not rows:
         return None
+    token = from_row(AccessToken, rows[0], "t")
+    set_related(token, "user", from_row(User, rows[0], "u"))
     now = datetime.now(UTC)
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
         await AccessToken.filter(id=token.id).update(last_used_at=now)

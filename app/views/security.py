@@ -12,6 +12,7 @@ from quart_auth import current_user, login_user
 from wtforms import Form
 from wtforms.csrf.session import SessionCSRF
 
+from app.db import select_models
 from app.models import User
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -67,7 +68,10 @@ async def load_agent() -> User | None:
     user_id, _, version = auth_id.partition(":")
     agent = None
     if user_id.isdigit() and version.isdigit():
-        agent = await User.get_or_none(id=int(user_id), session_version=int(version))
+        found = await select_models(
+            User, "u", "WHERE u.id = {} AND u.session_version = {}", [int(user_id), int(version)]
+        )
+        agent = found[0] if found else None
     g.agent = agent
     return agent
 
