@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from tortoise.exceptions import BaseORMException
 from tortoise.expressions import F
@@ -238,34 +240,47 @@ def check_page(limit: int, offset: int) -> None:
         raise ValidationError("The offset field must be at least 0.")
 
 
+@functools.cache
+def select_threads() -> str:
+    """The ``SELECT`` of threads (``f``) joined with their senders (``m``); to be followed by
+    ``WHERE``, its rows read by :func:`thread_of_row`."""
+    return (
+        f"SELECT {select_columns(Feedback, 'f')}, {select_columns(Member, 'm')} "
+        "FROM feedback f JOIN members m ON m.id = f.member_id"
+    )
+
+
+def thread_of_row(row: Any) -> Feedback:
+    """A thread and its sender from a row of :func:`select_threads`."""
+    thread = from_row(Feedback, row, "f")
+    set_related(thread, "member", from_row(Member, row, "m"))
+    return thread
+
+
 async def list_threads(
     application: Application, archived: bool, limit: int = 50, offset: int = 0
 ) -> tuple[list[ThreadDetails], int]:
     """A page of an application's open (or archived) threads, newest first, and their total."""
     check_page(limit, offset)
     rows = await execute(
-        f"SELECT {select_columns(Feedback, 'f')}, {select_columns(Member, 'm')} FROM feedback f "
-        "JOIN members m ON m.id = f.member_id WHERE f.application_id = {} AND f.archived = {} "
-        "ORDER BY f.id DESC LIMIT {} OFFSET {}",
+        select_threads()
+        + " WHERE f.application_id = {} AND f.archived = {} ORDER BY f.id DESC LIMIT {} OFFSET {}",
         [application.id, archived, limit, offset],
     )
-    threads = []
-    for row in rows:
-        thread = from_row(Feedback, row, "f")
-        set_related(thread, "member", from_row(Member, row, "m"))
-        threads.append(thread)
+    threads = [thread_of_row(row) for row in rows]
     total = application.archived_threads if archived else application.open_threads
     return await load_details(threads), total
 
 
 async def get_thread(application: Application, feedback_id: int) -> Feedback:
     """One thread of an application; any other id is 'Invalid feedback'."""
-    thread = (
-        await Feedback.filter(id=feedback_id, application_id=application.id).select_related("member").first()
+    rows = await execute(
+        select_threads() + " WHERE f.id = {} AND f.application_id = {}",
+        [feedback_id, application.id],
     )
-    if thread is None:
+    if not rows:
         raise NotFound("Invalid feedback")
-    return thread
+    return thread_of_row(rows[0])
 
 
 async def get_thread_details(application: Application, feedback_id: int) -> ThreadDetails:

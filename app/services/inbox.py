@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from app.db import execute, from_row, parameters, select_columns, set_related
+from app.db import execute, parameters
 from app.errors import ValidationError
-from app.models import SENTIMENTS, Application, Feedback, Member, Tag
+from app.models import SENTIMENTS, Application, Feedback, Tag
 from app.services import search
+from app.services.feedback import select_threads, thread_of_row
 from app.services.tags import normalize_tag, tags_of_threads
 
 PAGE_SIZE = 50
@@ -119,16 +120,11 @@ async def _page(threads: ThreadQuery, limit: int, floor: int | None = None) -> I
     ``floor``: the search looked at no thread below it, so the next page starts there.
     """
     rows = await execute(
-        f"SELECT {select_columns(Feedback, 'f')}, {select_columns(Member, 'm')} FROM feedback f "
-        f"JOIN members m ON m.id = f.member_id {' '.join(threads.joins)} "
+        f"{select_threads()} {' '.join(threads.joins)} "
         f"WHERE {' AND '.join(threads.conditions)} ORDER BY f.id DESC LIMIT {{}}",
         [*threads.join_values, *threads.values, limit + 1],
     )
-    page = []
-    for row in rows[:limit]:
-        thread = from_row(Feedback, row, "f")
-        set_related(thread, "member", from_row(Member, row, "m"))
-        page.append(thread)
+    page = [thread_of_row(row) for row in rows[:limit]]
     tags = await tags_of_threads([thread.id for thread in page])
     next_before = page[-1].id if len(rows) > limit else floor
     return InboxPage([InboxRow(thread, tags[thread.id]) for thread in page], next_before)
