@@ -10,6 +10,7 @@ import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
+from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -183,6 +184,11 @@ def parameter_marks(count: int) -> list[str]:
     if dialect() == "postgres":
         return [f"${number}" for number in range(1, count + 1)]
     return ["?"] * count
+
+
+def date_parameter(day: date) -> date | str:
+    """A date as a statement parameter: asyncpg takes the date, SQLite stores ISO text."""
+    return day if dialect() == "postgres" else day.isoformat()
 
 
 def parameters(count: int) -> str:

@@ -187,3 +187,42 @@ async def test_upgrade_run_again_changes_nothing(empty_database):
     await upgrade(empty_database)
 
     assert await schema_of(empty_database) == before
+
+
+BACKFILL_SCRIPT = """
+import asyncio, json, sys
+from datetime import UTC, datetime
+from tortoise import Tortoise
+from tortoise.migrations.api.migrate import migrate
+from app.db import close_database, ensure_sqlite_directory, open_database, tortoise_config, upgrade_database
+from app.models import Reply, ReplyDay
+from tests.factories import make_application, make_thread, make_user
+
+async def main(url):
+    ensure_sqlite_directory(url)
+    await migrate(config=tortoise_config(url), target="models.0005_search_indexes")
+    await Tortoise.close_connections()
+    await open_database(url)
+    application = await make_application(await make_user())
+    thread = await make_thread(application)
+    for day in (21, 21, 22):
+        reply = await Reply.create(
+            application_id=application.id, feedback_id=thread.id, type="reply", message="Hi",
+            from_agent=False, email="customer@example.org",
+        )
+        await Reply.filter(id=reply.id).update(created_at=datetime(2026, 11, day, 23, 30, tzinfo=UTC))
+    await close_database()
+    await upgrade_database(url)
+    await open_database(url)
+    days = await ReplyDay.filter(application_id=application.id).order_by("day").values_list("day", "count")
+    print(json.dumps([[str(day), count] for day, count in days]))
+    await close_database()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def test_upgrade_counts_the_replies_already_written_per_utc_day(empty_database):
+    output = await run_python(BACKFILL_SCRIPT, empty_database)
+
+    assert json.loads(output.strip().splitlines()[-1]) == [["2026-11-21", 2], ["2026-11-22", 1]]

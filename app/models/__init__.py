@@ -16,6 +16,7 @@ from app.models.feedback import (
     Member,
     OutboundEmail,
     Reply,
+    ReplyDay,
     Tag,
 )
 
@@ -36,6 +37,7 @@ __all__ = [
     "Organization",
     "OutboundEmail",
     "Reply",
+    "ReplyDay",
     "SignInFailure",
     "Tag",
     "User",

@@ -79,6 +79,24 @@ class Reply(Model):
         indexes = (("application_id", "created_at", "id"), ("feedback_id", "id"))
 
 
+class ReplyDay(Model):
+    """How many replies and notes an application got on one UTC day, counted on write.
+
+    The replies list by date reports this as its total instead of counting the day's replies.
+    """
+
+    id = fields.IntField(primary_key=True)
+    application = fields.ForeignKeyField(
+        "models.Application", related_name="reply_days", on_delete=fields.CASCADE
+    )
+    day = fields.DateField()
+    count = fields.IntField(default=0)
+
+    class Meta:
+        table = "reply_days"
+        unique_together = (("application_id", "day"),)
+
+
 class Tag(Model):
     """A tag of an application. Counts of open and archived threads are kept on write."""
 

@@ -7,9 +7,17 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
 from tortoise.expressions import F
-from tortoise.queryset import QuerySet
 
-from app.db import atomic, execute, from_outer_row, from_row, select_columns, set_related
+from app.db import (
+    atomic,
+    date_parameter,
+    dialect,
+    execute,
+    from_outer_row,
+    from_row,
+    select_columns,
+    set_related,
+)
 from app.errors import Forbidden, ValidationError
 from app.models import (
     REPLY_TYPES,
@@ -71,6 +79,7 @@ async def create_agent_reply(
             email=user.email,
         )
         now = reply.created_at
+        await count_reply(application.id, now)
         counters: dict[str, F] = {"reply_count": F("reply_count") + 1}
         first = False
         if kind == "reply" and thread.first_reply_time is None:
@@ -137,6 +146,7 @@ async def add_customer_reply(
             email=email,
         )
         now = reply.created_at
+        await count_reply(application.id, now)
         await Feedback.filter(id=thread.id).update(last_reply_at=now, updated_at=now)
         counters: dict[str, F] = {"reply_count": F("reply_count") + 1}
         if await Feedback.filter(id=thread.id, archived=True).update(archived=False, updated_at=now):
@@ -173,16 +183,46 @@ async def list_replies(
         set_related(reply, "feedback", thread)
         set_related(reply, "user", from_outer_row(User, row, "u"))
         replies.append(reply)
-    total = application.reply_count if on_date is None else await _replies_on(application, on_date).count()
+    total = application.reply_count if on_date is None else await replies_on(application.id, on_date)
     return replies, total
 
 
-def _replies_on(application: Application, on_date: date | None) -> QuerySet[Reply]:
-    query = Reply.filter(application_id=application.id)
-    if on_date is not None:
-        start, end = _day(on_date)
-        query = query.filter(created_at__gte=start, created_at__lt=end)
-    return query
+async def replies_on(application_id: int, on_date: date) -> int:
+    """How many replies and notes an application got on a UTC day (kept on write)."""
+    rows = await execute(
+        "SELECT count FROM reply_days WHERE application_id = {} AND day = {}",
+        [application_id, date_parameter(on_date)],
+    )
+    return rows[0]["count"] if rows else 0
+
+
+# The UTC day of a reply's created_at, in SQL (SQLite keeps date-times as ISO text in UTC).
+_REPLY_DAY = {"sqlite": "substr(created_at, 1, 10)", "postgres": "(created_at AT TIME ZONE 'UTC')::date"}
+
+
+async def recount_reply_days(application_id: int) -> None:
+    """Count an application's replies per UTC day again, from the replies themselves: for
+    replies written or moved outside these services (tests, imports)."""
+    day = _REPLY_DAY[dialect()]
+
+    async def work() -> None:
+        await execute("DELETE FROM reply_days WHERE application_id = {}", [application_id])
+        await execute(
+            f"INSERT INTO reply_days (application_id, day, count) SELECT application_id, {day}, COUNT(*) "
+            f"FROM replies WHERE application_id = {{}} GROUP BY application_id, {day}",
+            [application_id],
+        )
+
+    await atomic(work)
+
+
+async def count_reply(application_id: int, written_at: datetime) -> None:
+    """One more reply or note on its UTC day; called in the transaction that writes it."""
+    await execute(
+        "INSERT INTO reply_days (application_id, day, count) VALUES ({}, {}, 1) "
+        "ON CONFLICT (application_id, day) DO UPDATE SET count = reply_days.count + 1",
+        [application_id, date_parameter(written_at.astimezone(UTC).date())],
+    )
 
 
 def _day(on_date: date) -> tuple[datetime, datetime]:

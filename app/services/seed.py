@@ -14,15 +14,16 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.transactions import in_transaction
 
-from app.db import insert_statement
+from app.db import date_parameter, insert_statement
 from app.errors import NotFound, ValidationError
 from app.models import Application, User
 from app.services.search import index_new_rows
@@ -184,6 +185,7 @@ REPLY_COLUMNS = (
     "email",
     "created_at",
 )
+REPLY_CREATED_AT = REPLY_COLUMNS.index("created_at")
 LINK_COLUMNS = ("id", "feedback_id", "tag_id")
 
 
@@ -327,6 +329,7 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
     tag_archived = dict.fromkeys(tag_ids, 0)
     first_reply_total = 0
     first_reply_count = 0
+    replies_per_day: Counter[date] = Counter()
     step = span_seconds / threads
 
     for batch_start in range(0, threads, BATCH_THREADS):
@@ -443,6 +446,7 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
             await links_inserter.insert(tx, link_rows)
         report.threads += size
         report.replies += len(reply_rows)
+        replies_per_day.update(row[REPLY_CREATED_AT].astimezone(UTC).date() for row in reply_rows)
         report.tag_links += len(link_rows)
 
     async with in_transaction() as tx:
@@ -464,6 +468,13 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
                 application_id,
             ],
         )
+        for day, count in sorted(replies_per_day.items()):
+            await tx.execute_query(
+                "INSERT INTO reply_days (application_id, day, count) "
+                f"VALUES ({placeholders(1)}, {placeholders(2)}, {placeholders(3)}) "
+                "ON CONFLICT (application_id, day) DO UPDATE SET count = reply_days.count + excluded.count",
+                [application_id, date_parameter(day), count],
+            )
         for tag_id in tag_ids:
             await tx.execute_query(
                 f"UPDATE tags SET open_count = open_count + {placeholders(1)}, "

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.models import Feedback, Reply
+from app.services.replies import recount_reply_days
 from tests.api.shapes import REPLY_FIELDS
 from tests.conftest import BASE_URL
 from tests.factories import (
@@ -91,6 +92,7 @@ async def replied_at(reply_id: int) -> int:
 
 async def move_reply(reply, when: datetime) -> None:
     await Reply.filter(id=reply.id).update(created_at=when)
+    await recount_reply_days(reply.application_id)
 
 
 # --- POST /applications/{id}/feedback/{feedback_id}/replies ----------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, timedelta
 
 import pytest
 
@@ -14,6 +15,7 @@ from app.services.inbox import search_threads
 from app.services.replies import list_replies
 from app.services.seed import seed_application
 from app.services.tags import list_tags
+from tests.factories import make_reply
 
 
 async def _check_counters(application: Application) -> None:
@@ -35,6 +37,11 @@ async def _check_counters(application: Application) -> None:
     assert total == archived_threads
     _, total = await list_replies(app, None, limit=50)
     assert total == app.reply_count
+    written = await Reply.filter(application_id=app.id).values_list("created_at", flat=True)
+    per_day = Counter(moment.astimezone(UTC).date() for moment in written)
+    for day, count in per_day.items():
+        assert (await list_replies(app, day, limit=1))[1] == count, day
+    assert (await list_replies(app, min(per_day) - timedelta(days=1), limit=1))[1] == 0
 
     links = await FeedbackTag.filter(tag__application_id=app.id).values_list("tag_id", "feedback__archived")
     open_links = Counter(tag_id for tag_id, archived in links if not archived)
@@ -73,7 +80,8 @@ async def test_seed_keeps_every_counter_consistent(agent: User, application: App
     # A second run appends (new ids, new senders), and the app keeps writing afterwards.
     await seed_application(application.id, 50, seed=7)
     assert await Feedback.filter(application_id=application.id).count() == 351
-    await create_thread(application, submission)
+    thread = await create_thread(application, submission)
+    await make_reply(agent, application, thread)
     assert await Feedback.filter(application_id=application.id).count() == 352
     await _check_counters(application)
 
