@@ -1,9 +1,11 @@
 """The bare reference for ``make bench``: Quart + Hypercorn + Tortoise, one endpoint.
 
 ``POST /submit`` validates a JSON body (an e-mail address and a message) and inserts one row,
-which is the least any capture endpoint on this stack can do. Serve it with
+which is the least any capture endpoint on this stack can do. ``GET /list`` reads the fifty
+newest rows through the ORM and returns them as JSON, the least any list endpoint can do. Serve it with
 ``hypercorn -k uvloop -w 2 benchmarks.reference_app:app`` after creating the table with
-``python -m benchmarks.reference_app init`` (both read ``REFERENCE_DATABASE_URL``).
+``python -m benchmarks.reference_app init``, which also writes the fifty rows the list reads
+(both read ``REFERENCE_DATABASE_URL``).
 """
 
 from __future__ import annotations
@@ -64,10 +66,25 @@ async def submit() -> tuple[str, int]:
     return "Feedback sent!", 201
 
 
+@app.get("/list")
+async def newest() -> list[dict]:
+    rows = await Submission.all().order_by("-id").limit(50)
+    return [
+        {"id": row.id, "email": row.email, "message": row.message, "created_at": row.created_at.isoformat()}
+        for row in rows
+    ]
+
+
 async def _init() -> None:
     await Tortoise.init(config=CONFIG)
     try:
         await Tortoise.generate_schemas(safe=True)
+        missing = 50 - await Submission.all().count()
+        if missing > 0:
+            await Submission.bulk_create(
+                Submission(email=f"reader-{n}@example.org", message="The export button does nothing.")
+                for n in range(missing)
+            )
     finally:
         await Tortoise.close_connections()
 

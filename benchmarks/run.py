@@ -65,6 +65,9 @@ class Scenario:
 
 
 REFERENCE = Scenario("reference submit", "/submit", "reference_submit.lua")
+REFERENCE_LIST = Scenario("reference list", "/list")
+# Earful's scenarios measured in turns with one of the reference app's, and that one.
+IN_TURNS = {"capture submit": REFERENCE, "feedback list": REFERENCE_LIST}
 
 
 @dataclass
@@ -113,6 +116,8 @@ class BackendRun:
     reference: Measure | None
     submit_ratios: list[float]  # capture submit over the reference, run by run
     worker_rss_mb: list[float]
+    reference_list: Measure | None = None
+    list_ratios: list[float] = field(default_factory=list)  # feedback list over the reference list
 
 
 def report(result: Measure, note: str = "") -> None:
@@ -335,15 +340,18 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
             upload.write_bytes(os.urandom(100 * 1024))
             reference_server, reference_base = start_reference(reference_url, data_dir)
             try:
-                measures, reference, ratios = [], None, []
+                measures, in_turns = [], {}
                 for scenario in pick(scenarios(application_id, key, token, thread_id, cookie, upload)):
-                    if scenario.name == "capture submit":
-                        result, reference, ratios = measure_submit_against_reference(
-                            base, scenario, server, reference_base, reference_server
+                    if scenario.name in IN_TURNS:
+                        theirs = IN_TURNS[scenario.name]
+                        result, reference, ratios = measure_in_turns(
+                            base, scenario, server, reference_base, theirs, reference_server
                         )
+                        in_turns[scenario.name] = (reference, ratios)
                         report(reference, f"({backend}, median of {PAIRS})")
                         print(
-                            f"{'submit / reference':24} " + ", ".join(f"{r:.2f}" for r in ratios), flush=True
+                            f"{scenario.name + ' / reference':24} " + ", ".join(f"{r:.2f}" for r in ratios),
+                            flush=True,
                         )
                     else:
                         result = measure(scenario.name, base, scenario, server)
@@ -355,7 +363,11 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
             print(f"worker RSS after the run: {rss} MB", flush=True)
         finally:
             stop(server)
-        return BackendRun(backend, seed_seconds, seed_report, measures, reference, ratios, rss)
+        reference, ratios = in_turns.get("capture submit", (None, []))
+        reference_list, list_ratios = in_turns.get("feedback list", (None, []))
+        return BackendRun(
+            backend, seed_seconds, seed_report, measures, reference, ratios, rss, reference_list, list_ratios
+        )
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
@@ -392,10 +404,15 @@ def median_run(runs: list[Measure]) -> Measure:
     return sorted(runs, key=lambda run: run.requests_per_second)[len(runs) // 2]
 
 
-def measure_submit_against_reference(
-    base: str, submit: Scenario, server: subprocess.Popen, reference_base: str, reference: subprocess.Popen
+def measure_in_turns(
+    base: str,
+    scenario: Scenario,
+    server: subprocess.Popen,
+    reference_base: str,
+    reference_scenario: Scenario,
+    reference: subprocess.Popen,
 ) -> tuple[Measure, Measure, list[float]]:
-    """Capture submit and the reference's submit in turns, PAIRS times each.
+    """One of Earful's scenarios and its counterpart in the reference app in turns, PAIRS times each.
 
     The machine is shared and its speed drifts by a third within an hour, so a reference measured
     minutes away from the submit gave ratios from 0.69 to 0.94 on the same code. Taken in turns,
@@ -403,8 +420,8 @@ def measure_submit_against_reference(
     """
     ours, theirs, ratios = [], [], []
     for _ in range(PAIRS):
-        theirs.append(measure("reference submit", reference_base, REFERENCE, reference))
-        ours.append(measure(submit.name, base, submit, server))
+        theirs.append(measure(reference_scenario.name, reference_base, reference_scenario, reference))
+        ours.append(measure(scenario.name, base, scenario, server))
         if theirs[-1].requests_per_second:
             ratios.append(ours[-1].requests_per_second / theirs[-1].requests_per_second)
     return median_run(ours), median_run(theirs), ratios
@@ -454,6 +471,8 @@ def write_results(runs: list[BackendRun]) -> None:
         "wrk on the same machine.",
         "The ratio is a scenario's throughput over the bare reference app's (`benchmarks/reference_app.py`:",
         "Quart + Hypercorn + Tortoise, 2 workers, one endpoint that validates JSON and inserts one row).",
+        "The same app's list endpoint (fifty rows read through the ORM, returned as JSON) is measured in",
+        "turns with the feedback list: it is what a list costs on this stack before any of Earful's work.",
         "",
         f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- Machine: {info['cores']} cores ({info['cpu']}), {info['memory']} RAM, {info['os']}",
@@ -487,12 +506,28 @@ def write_results(runs: list[BackendRun]) -> None:
                 f"| *reference submit* | {ref.requests_per_second:.0f} | {ref.p50_ms:.1f} | {ref.p99_ms:.1f} "
                 f"| 1.00 | {ref.cpu_ms:.2f} | {ref.errors} |"
             )
+        if result.reference_list:
+            listed = result.reference_list
+            ratio = listed.requests_per_second / reference if reference else float("nan")
+            lines.append(
+                f"| *reference list* | {listed.requests_per_second:.0f} | {listed.p50_ms:.1f} | "
+                f"{listed.p99_ms:.1f} | {ratio:.2f} | {listed.cpu_ms:.2f} | {listed.errors} |"
+            )
         ratios = ", ".join(f"{ratio:.2f}" for ratio in result.submit_ratios)
         lines += [
             "",
             f"Capture submit and the reference were run in turns ({PAIRS} runs each, the median run "
             f"shown); capture submit over the reference, run by run: {ratios or 'n/a'}.",
             "",
+        ]
+        if result.list_ratios:
+            list_ratios = ", ".join(f"{ratio:.2f}" for ratio in result.list_ratios)
+            lines += [
+                "The feedback list and the reference list were run in turns the same way; feedback list "
+                f"over the reference list, run by run: {list_ratios}.",
+                "",
+            ]
+        lines += [
             f"Resident memory per worker after the run: {memory}.",
             "",
         ]
