@@ -82,6 +82,7 @@ async def open_database(database_url: str) -> None:
     """Initialise the ORM for a serving process (see stack notes §1 for the global fallback)."""
     ensure_sqlite_directory(database_url)
     await Tortoise.init(config=tortoise_config(database_url), _enable_global_fallback=True)
+    _row_readers.clear()
 
 
 async def close_database() -> None:
@@ -214,8 +215,8 @@ async def execute(template: str, values: list[object]) -> list[Any]:
 
 # Plain reads into model objects. The hot lists (a page of threads with their replies,
 # attachments and tags) read their rows with plain statements: building the ORM's statements
-# (fifty ids each) cost a third of a feedback list's CPU time. Rows still become model objects
-# through the ORM's own constructor, so values are converted exactly as the ORM does.
+# (fifty ids each) cost a third of a feedback list's CPU time. Rows become model objects with
+# the ORM's own conversions (see _row_reader).
 
 
 @functools.lru_cache(maxsize=64)
@@ -226,15 +227,53 @@ def select_columns(model: type[Model], alias: str) -> str:
     )
 
 
-@functools.lru_cache(maxsize=64)
-def _row_keys(model: type[Model], alias: str) -> tuple[tuple[str, str], ...]:
-    """(column, name in the row) for every column of ``model`` (see :func:`select_columns`)."""
-    return tuple((column, f"{alias}.{column}") for column in model._meta.fields_db_projection.values())
+_row_readers: dict[tuple[type[Model], str], Callable[[Any], Any]] = {}
+
+
+def _row_reader(model: type[M], alias: str) -> Callable[[Any], M]:
+    """The function that makes a ``model`` object of a row's columns under ``alias``.
+
+    It does what the ORM's ``Model._init_from_db`` does, field by field with the ORM's own
+    conversions: columns the driver already returns as Python values are taken as they are,
+    fields with the default converter get their type applied, the others their
+    ``to_python_value``. The ORM's constructor also takes the row as keyword arguments and
+    sets four bookkeeping attributes through the model's ``__setattr__``; a page of 50 threads
+    builds ~200 objects, and that was a third of the construction's cost. Which fields fall in
+    which group depends on the database, so the readers are made again when it is opened
+    (:func:`open_database`); a test compares the two constructors on every model.
+    """
+    key = (model, alias)
+    reader = _row_readers.get(key)
+    if reader is not None:
+        return reader
+    meta = model._meta
+    native = [(f"{alias}.{column}", name) for column, name, _ in meta.db_native_fields]
+    typed = [(f"{alias}.{column}", name, field.field_type) for column, name, field in meta.db_default_fields]
+    converted = [
+        (f"{alias}.{column}", name, field.to_python_value) for column, name, field in meta.db_complex_fields
+    ]
+    custom_pk = meta.db_pk_column not in meta.generated_db_fields
+    new, set_attribute = model.__new__, object.__setattr__
+
+    def read(row: Any) -> M:
+        values = {name: row[column] for column, name in native}
+        for column, name, kind in typed:
+            value = row[column]
+            values[name] = None if value is None else kind(value)
+        for column, name, convert in converted:
+            values[name] = convert(row[column])
+        values.update(_partial=False, _saved_in_db=True, _custom_generated_pk=custom_pk, _await_when_save={})
+        instance = new(model)
+        set_attribute(instance, "__dict__", values)
+        return instance
+
+    _row_readers[key] = read
+    return read
 
 
 def from_row(model: type[M], row: Any, alias: str) -> M:
     """The ``model`` object whose columns a row holds under ``alias`` (see :func:`select_columns`)."""
-    return model._init_from_db(**{column: row[name] for column, name in _row_keys(model, alias)})
+    return _row_reader(model, alias)(row)
 
 
 def from_outer_row(model: type[M], row: Any, alias: str) -> M | None:
