@@ -2,7 +2,8 @@
 
 ``POST /submit`` validates a JSON body (an e-mail address and a message) and inserts one row,
 which is the least any capture endpoint on this stack can do. ``GET /list`` reads the fifty
-newest rows through the ORM and returns them as JSON, the least any list endpoint can do. Serve it with
+newest rows through the ORM and returns them as JSON, the least any list endpoint can do. ``GET /ping``
+answers ``ok``: the least any request costs on this stack. Serve it with
 ``hypercorn -k uvloop -w 2 benchmarks.reference_app:app`` after creating the table with
 ``python -m benchmarks.reference_app init``, which also writes the fifty rows the list reads
 (both read ``REFERENCE_DATABASE_URL``).
@@ -64,6 +65,11 @@ async def submit() -> tuple[str, int]:
         return "Your message is required", 400
     await Submission.create(email=email.strip().lower(), message=message.strip())
     return "Feedback sent!", 201
+
+
+@app.get("/ping")
+async def ping() -> str:
+    return "ok"
 
 
 @app.get("/list")

@@ -66,6 +66,8 @@ class Scenario:
 
 REFERENCE = Scenario("reference submit", "/submit", "reference_submit.lua")
 REFERENCE_LIST = Scenario("reference list", "/list")
+# The least any request costs on this stack: its p50 at 32 connections bounds every target's.
+REFERENCE_PING = Scenario("reference ping", "/ping")
 # Earful's scenarios measured in turns with one of the reference app's, and that one.
 IN_TURNS = {"capture submit": REFERENCE, "feedback list": REFERENCE_LIST}
 
@@ -118,6 +120,7 @@ class BackendRun:
     worker_rss_mb: list[float]
     reference_list: Measure | None = None
     list_ratios: list[float] = field(default_factory=list)  # feedback list over the reference list
+    reference_ping: Measure | None = None
 
 
 def report(result: Measure, note: str = "") -> None:
@@ -357,6 +360,8 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
                         result = measure(scenario.name, base, scenario, server)
                     measures.append(result)
                     report(result)
+                ping = measure(REFERENCE_PING.name, reference_base, REFERENCE_PING, reference_server)
+                report(ping, f"({backend})")
             finally:
                 stop(reference_server)
             rss = worker_rss_mb(server)
@@ -366,7 +371,16 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
         reference, ratios = in_turns.get("capture submit", (None, []))
         reference_list, list_ratios = in_turns.get("feedback list", (None, []))
         return BackendRun(
-            backend, seed_seconds, seed_report, measures, reference, ratios, rss, reference_list, list_ratios
+            backend,
+            seed_seconds,
+            seed_report,
+            measures,
+            reference,
+            ratios,
+            rss,
+            reference_list,
+            list_ratios,
+            ping,
         )
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -473,6 +487,8 @@ def write_results(runs: list[BackendRun]) -> None:
         "Quart + Hypercorn + Tortoise, 2 workers, one endpoint that validates JSON and inserts one row).",
         "The same app's list endpoint (fifty rows read through the ORM, returned as JSON) is measured in",
         "turns with the feedback list: it is what a list costs on this stack before any of Earful's work.",
+        "Its ping endpoint (`GET /ping` answers `ok`) is the least any request costs here: no scenario",
+        "can have a lower p50 at the same connections.",
         "",
         f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- Machine: {info['cores']} cores ({info['cpu']}), {info['memory']} RAM, {info['os']}",
@@ -512,6 +528,13 @@ def write_results(runs: list[BackendRun]) -> None:
             lines.append(
                 f"| *reference list* | {listed.requests_per_second:.0f} | {listed.p50_ms:.1f} | "
                 f"{listed.p99_ms:.1f} | {ratio:.2f} | {listed.cpu_ms:.2f} | {listed.errors} |"
+            )
+        if result.reference_ping:
+            ping = result.reference_ping
+            ratio = ping.requests_per_second / reference if reference else float("nan")
+            lines.append(
+                f"| *reference ping* | {ping.requests_per_second:.0f} | {ping.p50_ms:.1f} | "
+                f"{ping.p99_ms:.1f} | {ratio:.2f} | {ping.cpu_ms:.2f} | {ping.errors} |"
             )
         ratios = ", ".join(f"{ratio:.2f}" for ratio in result.submit_ratios)
         lines += [
