@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tortoise import Tortoise, connections
-from tortoise.backends.base.client import TransactionalDBClient
+from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
 from tortoise.backends.base.config_generator import expand_db_url
+from tortoise.backends.sqlite import SqliteClient
 from tortoise.migrations.api.migrate import migrate
 from tortoise.models import Model
 from tortoise.transactions import in_transaction
@@ -62,9 +63,13 @@ def tortoise_config(database_url: str) -> dict[str, Any]:
     }
 
 
+def _is_sqlite_file(database_url: str) -> bool:
+    return database_url.startswith("sqlite://") and ":memory:" not in database_url
+
+
 def ensure_sqlite_directory(database_url: str) -> None:
     """Create the folder of a SQLite file so that the first connection can open it."""
-    if database_url.startswith("sqlite://") and ":memory:" not in database_url:
+    if _is_sqlite_file(database_url):
         path = database_url.removeprefix("sqlite://").split("?", 1)[0]
         Path(path).parent.mkdir(parents=True, exist_ok=True)
 
@@ -78,15 +83,32 @@ async def upgrade_database(database_url: str) -> None:
         await Tortoise.close_connections()
 
 
+# SQLite serves a process through one connection, so a read waited behind every statement of
+# the worker's open write transactions. A second connection of the same file takes the plain
+# reads made outside a transaction (see execute); in WAL mode they read the last committed
+# state beside the writer. It is kept out of the ORM's configuration: with two connections
+# there, every in_transaction() would have to name its own. PostgreSQL's pool and in-memory
+# databases need none.
+_reader: dict[str, BaseDBAsyncClient] = {}
+
+
 async def open_database(database_url: str) -> None:
-    """Initialise the ORM for a serving process (see stack notes §1 for the global fallback)."""
+    """Initialise the ORM for a serving process (see stack notes §1 for the global fallback),
+    and on a SQLite file the reading connection."""
     ensure_sqlite_directory(database_url)
     await Tortoise.init(config=tortoise_config(database_url), _enable_global_fallback=True)
     _row_readers.clear()
+    if _is_sqlite_file(database_url):
+        reader = SqliteClient(connection_name="reader", **expand_db_url(database_url)["credentials"])
+        await reader.create_connection(with_db=True)
+        _reader["sqlite"] = reader
 
 
 async def close_database() -> None:
-    """Close the ORM's connections of this process."""
+    """Close the ORM's connections of this process, and the reading connection."""
+    reader = _reader.pop("sqlite", None)
+    if reader is not None:
+        await reader.close()
     await Tortoise.close_connections()
 
 
@@ -201,12 +223,15 @@ async def execute(template: str, values: list[object]) -> list[Any]:
     """Run a plain statement whose ``{}`` are its parameters (in order); returns its rows, read
     by column name.
 
+    Outside a transaction a plain statement is a read (every write runs in ``atomic``); on a
+    SQLite file it goes to the worker's reading connection (see :func:`open_database`).
     SQLite's rows become dicts: ``sqlite3.Row`` finds a column by comparing names one by one, and
     reading a thread's columns from it cost three times reading them from a dict built once.
     """
-    _, rows = await connections.get("default").execute_query(
-        template.format(*parameter_marks(len(values))), values
-    )
+    client = connections.get("default")
+    if _reader and not isinstance(client, TransactionalDBClient):
+        client = _reader["sqlite"]
+    _, rows = await client.execute_query(template.format(*parameter_marks(len(values))), values)
     if rows and isinstance(rows[0], sqlite3.Row):
         names = rows[0].keys()
         return [dict(zip(names, row, strict=True)) for row in rows]

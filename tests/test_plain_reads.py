@@ -1,10 +1,13 @@
-"""Plain reads (``app.db.select_models`` and ``from_row``) make the same objects as the ORM."""
+"""Plain reads (``app.db.execute``, ``select_models``, ``from_row``): the objects the ORM makes, and
+which connection they read on."""
 
 from __future__ import annotations
 
+import asyncio
+
 from tortoise import Tortoise
 
-from app.db import select_models
+from app.db import atomic, execute, select_models
 from app.models import Application, Feedback, Member, Reply, Tag, User
 from tests.factories import (
     make_application,
@@ -42,3 +45,40 @@ async def test_plain_reads_build_the_objects_the_orm_builds(db: str) -> None:
         assert {item.pk: _fields(item) for item in plain} == by_orm, model.__name__
         compared.update({model} if by_orm else set())
     assert {Application, Feedback, Member, Reply, Tag, User} <= compared
+
+
+async def test_a_plain_read_does_not_wait_for_an_open_write_transaction(db: str) -> None:
+    agent = await make_user()
+    writing, release = asyncio.Event(), asyncio.Event()
+
+    async def long_write() -> None:
+        await User.filter(id=agent.id).update(name="Renamed")
+        writing.set()
+        await release.wait()
+
+    writer = asyncio.create_task(atomic(long_write))
+    await writing.wait()
+    try:
+        rows = await asyncio.wait_for(execute("SELECT name FROM users WHERE id = {}", [agent.id]), 5)
+    finally:
+        release.set()
+        await writer
+    assert [row["name"] for row in rows] == ["Agent Smith"]
+
+
+async def test_a_plain_read_after_a_commit_sees_it(db: str) -> None:
+    agent = await make_user()
+    await atomic(lambda: User.filter(id=agent.id).update(name="Renamed"))
+    rows = await execute("SELECT name FROM users WHERE id = {}", [agent.id])
+    assert [row["name"] for row in rows] == ["Renamed"]
+
+
+async def test_a_plain_read_inside_a_transaction_sees_its_writes(db: str) -> None:
+    agent = await make_user()
+
+    async def rename_then_read() -> list:
+        await User.filter(id=agent.id).update(name="Renamed")
+        return await execute("SELECT name FROM users WHERE id = {}", [agent.id])
+
+    rows = await atomic(rename_then_read)
+    assert [row["name"] for row in rows] == ["Renamed"]
