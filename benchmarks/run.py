@@ -6,7 +6,9 @@ create a user, a token and an application, seed ``BENCH_THREADS`` threads (a mil
 default), serve with ``earful serve --workers 2`` and, beside it, the bare reference app
 (``benchmarks/reference_app.py``, also 2 workers), and drive every scenario with wrk. Prints
 requests/s, p50, p99 and the ratio to the reference's throughput, and writes
-``benchmarks/results.md``.
+``benchmarks/results.md``. Two mixed scenarios measure a read (the feedback list, the inbox
+page) on half the connections while capture submit loads the other half, as agents read while
+widgets post; the reference app's ping gives the stack's floor.
 
 Environment: ``BENCH_THREADS`` (1000000), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32),
 ``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names), ``BENCH_PAIRS`` (3:
@@ -29,7 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -62,6 +65,9 @@ class Scenario:
     script: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    connections: int = CONNECTIONS
+    # A load run at the same time (mixed scenarios): the connections are shared half and half.
+    beside: Scenario | None = None
 
 
 REFERENCE = Scenario("reference submit", "/submit", "reference_submit.lua")
@@ -81,6 +87,7 @@ class Measure:
     requests: int
     errors: int  # non-2xx/3xx responses plus socket errors
     cpu_ms: float = float("nan")  # CPU time of the serving workers per request
+    beside: Measure | None = None  # the load run at the same time, if any
 
 
 def workers_cpu_seconds(process: subprocess.Popen) -> float:
@@ -101,11 +108,26 @@ def workers_cpu_seconds(process: subprocess.Popen) -> float:
 
 def measure(name: str, url: str, scenario: Scenario, server: subprocess.Popen) -> Measure:
     """wrk one scenario, and the workers' CPU time per request while it ran (steadier than
-    requests/s on a shared machine)."""
+    requests/s on a shared machine). A mixed scenario's load beside it starts a second before
+    and ends a second after it; its CPU time is then not told apart."""
+    if scenario.beside is not None:
+        return measure_beside(name, url, scenario, scenario.beside)
     before = workers_cpu_seconds(server)
     result = wrk(name, url, scenario)
     if result.requests:
         result.cpu_ms = (workers_cpu_seconds(server) - before) * 1000 / result.requests
+    return result
+
+
+def measure_beside(name: str, url: str, scenario: Scenario, beside: Scenario) -> Measure:
+    """``scenario`` while ``beside`` loads the same server, each on half the connections."""
+    half = max(1, CONNECTIONS // 2)
+    seconds = _milliseconds(DURATION) / 1000
+    with ThreadPoolExecutor(1) as pool:
+        load = pool.submit(wrk, beside.name, url, replace(beside, connections=half), f"{seconds + 2:g}s")
+        time.sleep(1)
+        result = wrk(name, url, replace(scenario, beside=None, connections=half))
+        result.beside = load.result()
     return result
 
 
@@ -187,8 +209,9 @@ def _milliseconds(text: str) -> float:
     return value * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
 
 
-def wrk(name: str, url: str, scenario: Scenario) -> Measure:
-    args = ["wrk", f"-t{WRK_THREADS}", f"-c{CONNECTIONS}", f"-d{DURATION}", "--latency", "--timeout", "10s"]
+def wrk(name: str, url: str, scenario: Scenario, duration: str = DURATION) -> Measure:
+    args = ["wrk", f"-t{WRK_THREADS}", f"-c{scenario.connections}", f"-d{duration}", "--latency", "--timeout"]
+    args.append("10s")
     for key, value in scenario.headers.items():
         args += ["-H", f"{key}: {value}"]
     if scenario.script:
@@ -265,8 +288,11 @@ def scenarios(application_id: int, key: str, token: str, thread_id: int, cookie:
         + upload.read_bytes()
         + f"\r\n--{boundary}--\r\n".encode()
     )
+    submit = Scenario("capture submit", f"{apps}/submit?key={key}", "submit.lua")
+    inbox = Scenario("inbox page", f"/app{apps}/feedback", headers={"Cookie": cookie})
+    feedback_list = Scenario("feedback list", f"{apps}/feedback?limit=50", headers=bearer)
     return [
-        Scenario("capture submit", f"{apps}/submit?key={key}", "submit.lua"),
+        submit,
         Scenario("capture open", f"{apps}/open?key={key}", "post.lua"),
         Scenario(
             "upload 100 KB",
@@ -277,7 +303,7 @@ def scenarios(application_id: int, key: str, token: str, thread_id: int, cookie:
                 "BENCH_CONTENT_TYPE": f"multipart/form-data; boundary={boundary}",
             },
         ),
-        Scenario("feedback list", f"{apps}/feedback?limit=50", headers=bearer),
+        feedback_list,
         Scenario("feedback list archived", f"{apps}/feedback?limit=50&archived=1", headers=bearer),
         Scenario("one thread", f"{apps}/feedback/{thread_id}", headers=bearer),
         Scenario(
@@ -289,9 +315,12 @@ def scenarios(application_id: int, key: str, token: str, thread_id: int, cookie:
         ),
         Scenario("replies list (date)", f"{apps}/replies?date={today}&limit=50", headers=bearer),
         Scenario("tags list", f"{apps}/tags", headers=bearer),
-        Scenario("inbox page", f"/app{apps}/feedback", headers={"Cookie": cookie}),
+        inbox,
         Scenario("inbox search (rare word)", f"/app{apps}/feedback?q=refund", headers={"Cookie": cookie}),
         Scenario("thread page", f"/app{apps}/feedback/{thread_id}", headers={"Cookie": cookie}),
+        # Agents read while widgets post: the reads' latency under a capture load.
+        replace(feedback_list, name="feedback list under submits", beside=submit),
+        replace(inbox, name="inbox page under submits", beside=submit),
     ]
 
 
@@ -360,6 +389,8 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
                         result = measure(scenario.name, base, scenario, server)
                     measures.append(result)
                     report(result)
+                    if result.beside:
+                        report(result.beside, "(beside it)")
                 ping = measure(REFERENCE_PING.name, reference_base, REFERENCE_PING, reference_server)
                 report(ping, f"({backend})")
             finally:
@@ -474,6 +505,10 @@ def machine() -> dict[str, str]:
     }
 
 
+def _cpu(row: Measure) -> str:
+    return "-" if row.cpu_ms != row.cpu_ms else f"{row.cpu_ms:.2f}"  # NaN: not measured
+
+
 def write_results(runs: list[BackendRun]) -> None:
     info = machine()
     lines = [
@@ -514,7 +549,7 @@ def write_results(runs: list[BackendRun]) -> None:
             ratio = row.requests_per_second / reference if reference else float("nan")
             lines.append(
                 f"| {row.scenario} | {row.requests_per_second:.0f} | {row.p50_ms:.1f} | "
-                f"{row.p99_ms:.1f} | {ratio:.2f} | {row.cpu_ms:.2f} | {row.errors} |"
+                f"{row.p99_ms:.1f} | {ratio:.2f} | {_cpu(row)} | {row.errors} |"
             )
         if result.reference:
             ref = result.reference
@@ -536,6 +571,15 @@ def write_results(runs: list[BackendRun]) -> None:
                 f"| *reference ping* | {ping.requests_per_second:.0f} | {ping.p50_ms:.1f} | "
                 f"{ping.p99_ms:.1f} | {ratio:.2f} | {ping.cpu_ms:.2f} | {ping.errors} |"
             )
+        for row in result.measures:
+            if row.beside:
+                beside = row.beside
+                lines += [
+                    "",
+                    f"While *{row.scenario}* was measured on half the connections, capture submit ran "
+                    f"on the other half: {beside.requests_per_second:.0f} req/s, p50 {beside.p50_ms:.1f} "
+                    f"ms, p99 {beside.p99_ms:.1f} ms (both share the workers: no CPU per request is shown).",
+                ]
         ratios = ", ".join(f"{ratio:.2f}" for ratio in result.submit_ratios)
         lines += [
             "",
