@@ -13,7 +13,16 @@ from typing import Any
 from tortoise.exceptions import BaseORMException
 from tortoise.expressions import F
 
-from app.db import atomic, execute, from_outer_row, from_row, parameters, select_columns, set_related
+from app.db import (
+    atomic,
+    dialect,
+    execute,
+    from_outer_row,
+    from_row,
+    parameters,
+    select_columns,
+    set_related,
+)
 from app.errors import DomainError, NotFound, ValidationError
 from app.i18n import N_, normalize_language
 from app.models import SENTIMENTS, Application, Attachment, Feedback, Member, Reply, Tag, User
@@ -250,6 +259,30 @@ def select_threads() -> str:
     )
 
 
+def newest_first() -> str:
+    """The ``ORDER BY`` of threads (``f``) newest first, in the form an index by application and
+    state serves on the database in use.
+
+    On PostgreSQL ``-id``: ordered by ``id``, it walked the primary key backwards and filtered by
+    state, on the assumption that archived threads are spread evenly among the ids, while the
+    newest threads are mostly open, so a page of archived threads read every newer open one
+    (30,000 in 12-17 ms). The primary key cannot serve ``-id``; the indexes of migration 0007
+    can. SQLite reads the (application, archived, id) indexes of the models by itself.
+    """
+    return "ORDER BY -f.id" if dialect() == "postgres" else "ORDER BY f.id DESC"
+
+
+_REVERSED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def id_condition(operator: str, value: int) -> tuple[str, int]:
+    """The condition ``f.id <operator> value`` and its parameter, written as the index that
+    :func:`newest_first` reads can bound it (``-f.id`` on PostgreSQL)."""
+    if dialect() == "postgres":
+        return f"-f.id {_REVERSED[operator]} {{}}", -value
+    return f"f.id {operator} {{}}", value
+
+
 def thread_of_row(row: Any) -> Feedback:
     """A thread and its sender from a row of :func:`select_threads`."""
     thread = from_row(Feedback, row, "f")
@@ -257,16 +290,24 @@ def thread_of_row(row: Any) -> Feedback:
     return thread
 
 
+def threads_page_statement(
+    application: Application, archived: bool, limit: int, offset: int
+) -> tuple[str, list[object]]:
+    """The statement (for :func:`app.db.execute`) of a page of an application's open (or
+    archived) threads with their senders, newest first."""
+    return (
+        f"{select_threads()} WHERE f.application_id = {{}} AND f.archived = {{}} {newest_first()} "
+        "LIMIT {} OFFSET {}",
+        [application.id, archived, limit, offset],
+    )
+
+
 async def list_threads(
     application: Application, archived: bool, limit: int = 50, offset: int = 0
 ) -> tuple[list[ThreadDetails], int]:
     """A page of an application's open (or archived) threads, newest first, and their total."""
     check_page(limit, offset)
-    rows = await execute(
-        select_threads()
-        + " WHERE f.application_id = {} AND f.archived = {} ORDER BY f.id DESC LIMIT {} OFFSET {}",
-        [application.id, archived, limit, offset],
-    )
+    rows = await execute(*threads_page_statement(application, archived, limit, offset))
     threads = [thread_of_row(row) for row in rows]
     total = application.archived_threads if archived else application.open_threads
     return await load_details(threads), total

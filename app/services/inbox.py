@@ -8,7 +8,7 @@ from app.db import execute, parameters
 from app.errors import ValidationError
 from app.models import SENTIMENTS, Application, Feedback, Tag
 from app.services import search
-from app.services.feedback import select_threads, thread_of_row
+from app.services.feedback import id_condition, newest_first, select_threads, thread_of_row
 from app.services.tags import normalize_tag, tags_of_threads
 
 PAGE_SIZE = 50
@@ -69,7 +69,8 @@ async def search_threads(
 
     Paging is by keyset (``id < before``), never by offset or count, so each page reads about
     ``limit`` rows of the (application_id, archived, id) or (application_id, archived,
-    sentiment, id) index whatever the size of the inbox. The tag filter joins feedback_tags.
+    sentiment, id) index whatever the size of the inbox (``-id`` on PostgreSQL, see
+    :func:`app.services.feedback.newest_first`). The tag filter joins feedback_tags.
     The text search (the message, the sender's e-mail and name) goes through the trigram
     indexes of :mod:`app.services.search`; when it looked at only the newest matches, the page
     ends where it stopped and the cursor continues from there. The page is read with its
@@ -91,7 +92,7 @@ async def search_threads(
             normalize_tag(tag),
         )
     if before is not None:
-        threads = threads.where("f.id < {}", before)
+        threads = threads.where(*id_condition("<", before))
     text = query.strip()[:MAX_QUERY_LENGTH]
     if not text:
         return await _page(threads, limit)
@@ -102,7 +103,7 @@ async def search_threads(
     window = await search.scan_window_floor(application.id, archived, before)
     if window is None:
         return await _page(scanned, limit)
-    page = await _page(scanned.where("f.id >= {}", window), limit)
+    page = await _page(scanned.where(*id_condition(">=", window)), limit)
     if page.has_more:
         return page
     candidates = await search.look_up(application.id, archived, text, before)
@@ -121,7 +122,7 @@ async def _page(threads: ThreadQuery, limit: int, floor: int | None = None) -> I
     """
     rows = await execute(
         f"{select_threads()} {' '.join(threads.joins)} "
-        f"WHERE {' AND '.join(threads.conditions)} ORDER BY f.id DESC LIMIT {{}}",
+        f"WHERE {' AND '.join(threads.conditions)} {newest_first()} LIMIT {{}}",
         [*threads.join_values, *threads.values, limit + 1],
     )
     page = [thread_of_row(row) for row in rows[:limit]]

@@ -16,6 +16,7 @@ from tortoise import connections
 
 from app.models import Feedback
 from app.services import search
+from app.services.feedback import threads_page_statement
 from app.services.replies import replies_page_statement
 from tests.factories import make_application, make_reply, make_thread, make_user
 
@@ -56,6 +57,23 @@ async def test_a_day_of_replies_is_read_in_order_from_an_index(backend):
 
     assert "TEMP B-TREE" not in plan
     assert "Sort" not in plan
+
+
+async def test_a_page_of_threads_of_either_state_is_read_in_order_from_an_index_by_state(backend):
+    agent = await make_user()
+    application = await make_application(agent)
+    for _ in range(3):
+        await make_thread(application)
+
+    for archived in (False, True):
+        template, values = threads_page_statement(application, archived, limit=50, offset=0)
+        plan = await _plan(template.format(*[str(value) for value in values]), backend)
+
+        assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
+        if backend == "postgres":
+            assert "feedback_newest_by_state" in plan and "feedback_pkey" not in plan, plan
+        else:
+            assert "idx_feedback_applica_7f78e4" in plan, plan
 
 
 async def test_a_search_looks_words_up_in_the_trigram_indexes(backend):
