@@ -505,8 +505,14 @@ def machine() -> dict[str, str]:
     }
 
 
-def _cpu(row: Measure) -> str:
-    return "-" if row.cpu_ms != row.cpu_ms else f"{row.cpu_ms:.2f}"  # NaN: not measured
+def _table_row(label: str, row: Measure, reference: float) -> str:
+    """A row of the results table; the ratio is to the reference submit's throughput."""
+    ratio = row.requests_per_second / reference if reference else float("nan")
+    cpu = "-" if row.cpu_ms != row.cpu_ms else f"{row.cpu_ms:.2f}"  # NaN: not measured
+    return (
+        f"| {label} | {row.requests_per_second:.0f} | {row.p50_ms:.1f} | {row.p99_ms:.1f} | "
+        f"{ratio:.2f} | {cpu} | {row.errors} |"
+    )
 
 
 def write_results(runs: list[BackendRun]) -> None:
@@ -545,32 +551,13 @@ def write_results(runs: list[BackendRun]) -> None:
             "| scenario | req/s | p50 ms | p99 ms | x reference | worker CPU ms/req | errors |",
             "|---|---:|---:|---:|---:|---:|---:|",
         ]
-        for row in result.measures:
-            ratio = row.requests_per_second / reference if reference else float("nan")
-            lines.append(
-                f"| {row.scenario} | {row.requests_per_second:.0f} | {row.p50_ms:.1f} | "
-                f"{row.p99_ms:.1f} | {ratio:.2f} | {_cpu(row)} | {row.errors} |"
-            )
-        if result.reference:
-            ref = result.reference
-            lines.append(
-                f"| *reference submit* | {ref.requests_per_second:.0f} | {ref.p50_ms:.1f} | {ref.p99_ms:.1f} "
-                f"| 1.00 | {ref.cpu_ms:.2f} | {ref.errors} |"
-            )
-        if result.reference_list:
-            listed = result.reference_list
-            ratio = listed.requests_per_second / reference if reference else float("nan")
-            lines.append(
-                f"| *reference list* | {listed.requests_per_second:.0f} | {listed.p50_ms:.1f} | "
-                f"{listed.p99_ms:.1f} | {ratio:.2f} | {listed.cpu_ms:.2f} | {listed.errors} |"
-            )
-        if result.reference_ping:
-            ping = result.reference_ping
-            ratio = ping.requests_per_second / reference if reference else float("nan")
-            lines.append(
-                f"| *reference ping* | {ping.requests_per_second:.0f} | {ping.p50_ms:.1f} | "
-                f"{ping.p99_ms:.1f} | {ratio:.2f} | {ping.cpu_ms:.2f} | {ping.errors} |"
-            )
+        lines += [_table_row(row.scenario, row, reference) for row in result.measures]
+        references = [
+            ("*reference submit*", result.reference),
+            ("*reference list*", result.reference_list),
+            ("*reference ping*", result.reference_ping),
+        ]
+        lines += [_table_row(label, row, reference) for label, row in references if row]
         for row in result.measures:
             if row.beside:
                 beside = row.beside
