@@ -39,8 +39,9 @@ from tortoise.filters import escape_like
 from tortoise.queryset import QuerySet
 from tortoise.transactions import in_transaction
 
-from app.db import atomic, dialect
+from app.db import atomic, dialect, execute
 from app.models import Feedback, Member
+from app.services.feedback import id_condition, newest_first
 
 logger = logging.getLogger("earful.search")
 
@@ -111,12 +112,30 @@ def _threads_below(
     return threads.order_by("-id")
 
 
+def scan_window_statement(
+    application_id: int, archived: bool, before: int | None
+) -> tuple[str, list[object]]:
+    """The statement (for :func:`app.db.execute`) of the id just below the newest SCAN_WINDOW
+    threads below the cursor, read off the index by state (see
+    :func:`app.services.feedback.newest_first`: on PostgreSQL, ordered by ``id``, it walked every
+    newer thread of the other state, 125 ms behind 90,000 of them)."""
+    conditions, values = ["f.application_id = {}", "f.archived = {}"], [application_id, archived]
+    if before is not None:
+        condition, value = id_condition("<", before)
+        conditions.append(condition)
+        values.append(value)
+    return (
+        f"SELECT f.id AS id FROM feedback f WHERE {' AND '.join(conditions)} {newest_first()} "
+        "LIMIT 1 OFFSET {}",
+        [*values, SCAN_WINDOW],
+    )
+
+
 async def scan_window_floor(application_id: int, archived: bool, before: int | None) -> int | None:
     """The oldest id of the newest SCAN_WINDOW threads below the cursor; None when there are
     no more threads than that (the scan then covers them all)."""
-    threads = _threads_below(application_id, archived, before)
-    oldest = await threads.offset(SCAN_WINDOW).limit(1).values_list("id", flat=True)
-    return oldest[0] + 1 if oldest else None
+    oldest = await execute(*scan_window_statement(application_id, archived, before))
+    return oldest[0]["id"] + 1 if oldest else None
 
 
 async def _sqlite_ids(sql: str, values: list) -> list[int]:

@@ -76,6 +76,22 @@ async def test_a_page_of_threads_of_either_state_is_read_in_order_from_an_index_
             assert "idx_feedback_applica_7f78e4" in plan, plan
 
 
+async def test_the_search_window_is_counted_off_an_index_by_state(backend):
+    agent = await make_user()
+    application = await make_application(agent)
+    await make_thread(application)
+
+    for archived, before in ((False, None), (True, 10**6)):
+        template, values = search.scan_window_statement(application.id, archived, before)
+        plan = await _plan(template.format(*[str(value) for value in values]), backend)
+
+        assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
+        if backend == "postgres":
+            assert "feedback_newest_by_state" in plan and "feedback_pkey" not in plan, plan
+        else:
+            assert "idx_feedback_applica_7f78e4" in plan, plan
+
+
 async def test_a_search_looks_words_up_in_the_trigram_indexes(backend):
     if backend == "sqlite":
         messages = _inline(search._SQLITE_MESSAGE_MATCHES, ["'%export%'", 1, 0, 10**9, 50])
