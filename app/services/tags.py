@@ -50,6 +50,14 @@ async def list_tags(application_id: int) -> list[Tag]:
     )
 
 
+async def find_tag_id(application_id: int, name: str) -> int | None:
+    """The id of an application's tag named ``name`` (normalized), None when it has none."""
+    rows = await execute(
+        "SELECT id FROM tags WHERE application_id = {} AND name = {}", [application_id, normalize_tag(name)]
+    )
+    return rows[0]["id"] if rows else None
+
+
 async def ensure_tags(application_id: int, names: Sequence[str]) -> list[Tag]:
     """Create the tags that do not exist yet (writing first) and return all of them."""
     await Tag.bulk_create(

@@ -17,7 +17,9 @@ from tortoise import connections
 from app.models import Feedback
 from app.services import search
 from app.services.feedback import threads_page_statement
+from app.services.inbox import ThreadQuery, page_statement
 from app.services.replies import replies_page_statement
+from app.services.tags import find_tag_id
 from tests.factories import make_application, make_reply, make_thread, make_user
 
 
@@ -74,6 +76,23 @@ async def test_a_page_of_threads_of_either_state_is_read_in_order_from_an_index_
             assert "feedback_newest_by_state" in plan and "feedback_pkey" not in plan, plan
         else:
             assert "idx_feedback_applica_7f78e4" in plan, plan
+
+
+async def test_an_inbox_page_with_a_tag_is_read_in_order_from_the_tag_links(backend):
+    agent = await make_user()
+    application = await make_application(agent)
+    await make_thread(application, tags=["billing"])
+    tag_id = await find_tag_id(application.id, "billing")
+
+    for archived in (False, True):
+        threads = (
+            ThreadQuery().where("f.application_id = {}", application.id).where("f.archived = {}", archived)
+        )
+        template, values = page_statement(threads.tagged(tag_id).ids("<", 10**6), limit=51)
+        plan = await _plan(template.format(*[str(value) for value in values]), backend)
+
+        assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
+        assert "idx_feedback_ta_tag_id_cb875f" in plan, plan
 
 
 async def test_the_search_window_is_counted_off_an_index_by_state(backend):
