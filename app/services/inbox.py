@@ -64,8 +64,8 @@ class ThreadQuery:
             return self.where(f"ft.feedback_id {operator} {{}}", value)
         return self.where(*id_condition(operator, value))
 
-    def newest_first(self) -> str:
-        """The page's ``ORDER BY``."""
+    def order_by(self) -> str:
+        """The page's ``ORDER BY``: newest first."""
         return "ORDER BY ft.feedback_id DESC" if self.by_tag else newest_first()
 
     def join(self, clause: str, *values: object) -> ThreadQuery:
@@ -138,7 +138,7 @@ def page_statement(threads: ThreadQuery, limit: int) -> tuple[str, list[object]]
     """The statement (for :func:`app.db.execute`) of the newest ``limit`` threads of a query."""
     return (
         f"{select_threads()} {' '.join(threads.joins)} "
-        f"WHERE {' AND '.join(threads.conditions)} {threads.newest_first()} LIMIT {{}}",
+        f"WHERE {' AND '.join(threads.conditions)} {threads.order_by()} LIMIT {{}}",
         [*threads.join_values, *threads.values, limit],
     )
 
