@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 HTMX := app/static/vendor/htmx.min.js
 
-.PHONY: setup run test lint format migration messages clean browser screenshots bench wrk
+.PHONY: setup run test lint format migration messages clean browser screenshots bench bench-ab wrk
 
 setup: $(STAMP) $(HTMX)
 
@@ -47,9 +47,19 @@ wrk:
 bench: setup wrk
 	$(BIN)/python benchmarks/run.py
 
+# The code at BEFORE (a commit) against this checkout, in turns on the same seeded data:
+# make bench-ab BEFORE=c706096 (BENCH_ROUNDS, BENCH_AB_ONLY; see benchmarks/ab.py).
+bench-ab: setup wrk
+	@test -n "$(BEFORE)" || { echo "make bench-ab BEFORE=<commit>"; exit 2; }
+	rm -rf .bench-before && git worktree add --detach .bench-before $(BEFORE)
+	mkdir -p .bench-before/app/static/vendor && cp app/static/vendor/* .bench-before/app/static/vendor/
+	$(BIN)/python -m benchmarks.ab .bench-before $(BEFORE); status=$$?; \
+	  git worktree remove --force .bench-before; exit $$status
+
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: setup
 	$(BIN)/ruff check --fix .

@@ -5,20 +5,21 @@ from __future__ import annotations
 import gc
 
 from quart import Quart, Response, request
-from werkzeug.exceptions import HTTPException
+from quart.json.provider import DefaultJSONProvider
 
 from app.config import Settings, load_settings
 from app.db import close_database, open_database
-from app.errors import DomainError
-from app.services import sentiment
+from app.failures import register_failure_handling
+from app.routing import IdConverter
+from app.services import sentiment, users
 
 
 def tune_garbage_collection() -> None:
     """Keep what start-up created (modules, lexicons, templates) out of every collection.
 
     These objects live as long as the worker; frozen, the full collections that requests trigger
-    no longer walk them, which shortens the pauses that make the slowest requests (capture submit
-    p99 at 32 connections on PostgreSQL: ~88 ms without, ~50 ms with).
+    no longer walk them, which shortens the pauses that make the slowest requests (measured in
+    benchmarks/notes.md).
     """
     gc.freeze()
 
@@ -34,14 +35,17 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
 
     config = settings or load_settings()
     app = Quart(__name__, static_folder=None)
-    # Bodies keep the field order the serializers write (the specification's); sorting every
-    # object's keys cost ~40 % of encoding a 50-thread list.
+    # Bodies keep the field order the serializers write (the specification's), and sorting every
+    # object's keys was a large share of encoding a list.
+    assert isinstance(app.json, DefaultJSONProvider)
     app.json.sort_keys = False
     app.config["EARFUL"] = config
     app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes
     app.secret_key = config.secret_key
+    app.url_map.converters["id"] = IdConverter
     for module in (management, threads, capture, files, widget, inbound):
         app.register_blueprint(module.blueprint)
+    register_failure_handling(app)
     register_views(app, config)
     start_background_workers(app, config)
 
@@ -52,15 +56,13 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
             return Response("Length required", status=411, mimetype="text/plain")
         return None
 
-    @app.errorhandler(DomainError)
-    async def domain_error(error: DomainError) -> Response:
-        return Response(str(error), status=error.status, mimetype="text/plain")
-
-    @app.errorhandler(HTTPException)
-    async def http_error(error: HTTPException) -> Response:
-        response = Response(error.name, status=error.code or 500, mimetype="text/plain")
-        if error.code == 405 and getattr(error, "valid_methods", None):
-            response.headers["Allow"] = ", ".join(error.valid_methods)
+    @app.after_request
+    async def private_by_default(response: Response) -> Response:
+        """Answers carry tenants' data: no cache keeps them unless the route says otherwise
+        (static files, avatars, attachments and the widget say so themselves), and no browser
+        guesses another type than the one declared."""
+        response.headers.setdefault("Cache-Control", "no-store")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
 
     @app.before_serving
@@ -68,6 +70,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         if manage_db:
             await open_database(config.database_url)
         sentiment.warm_up()
+        users.warm_up()
         tune_garbage_collection()
 
     @app.after_serving

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import logging
+import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from app.config import Settings, load_settings
-from app.db import close_database, open_database, upgrade_database
+from app.db import close_database, open_database, sqlite_file, upgrade_database
 from app.errors import DomainError
+from app.private_files import UMASK, exposure_warnings, write_private_file
 from app.sentiment_cli import SENTIMENT_COMMANDS, add_sentiment_commands, run_sentiment_command
 
 
@@ -41,6 +45,34 @@ async def _user_create(settings: Settings, args: argparse.Namespace) -> None:
     await _with_database(settings, work)
 
 
+def _read_new_password() -> str:
+    """The new password of ``user set-password`` without ``--password``: typed twice at a
+    terminal (not echoed), else the first line of stdin (``printf '%s\n' "$P" | earful ...``),
+    so that it shows neither in the process list nor in the shell's history."""
+    if not sys.stdin.isatty():
+        return sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    try:
+        password = getpass.getpass("New password: ")
+        again = getpass.getpass("New password, again: ")
+    except EOFError:
+        raise DomainError("No password given; nothing was changed.") from None
+    if again != password:
+        raise DomainError("The two passwords differ; nothing was changed.")
+    return password
+
+
+async def _user_set_password(settings: Settings, args: argparse.Namespace) -> None:
+    from app.services.passwords import set_password
+    from app.services.users import get_user_by_email
+
+    async def work() -> None:
+        user = await get_user_by_email(args.email)  # an unknown address fails before the prompt
+        password = args.password if args.password is not None else _read_new_password()
+        await set_password(user, password)
+
+    await _with_database(settings, work)
+
+
 async def _token_create(settings: Settings, args: argparse.Namespace) -> None:
     from app.services.tokens import create_token
     from app.services.users import get_user_by_email
@@ -58,8 +90,9 @@ async def _org_create(settings: Settings, args: argparse.Namespace) -> None:
     from app.services.users import get_user_by_email
 
     async def work() -> None:
+        owners = [await get_user_by_email(email) for email in args.owner]
         members = [await get_user_by_email(email) for email in args.member]
-        organization = await create_organization(args.name, members, args.plan)
+        organization = await create_organization(args.name, members, args.plan, owners=owners)
         _print_json({"id": organization.id, "name": organization.name})
 
     await _with_database(settings, work)
@@ -77,20 +110,38 @@ async def _plan_set(settings: Settings, args: argparse.Namespace) -> None:
     await _with_database(settings, work)
 
 
+FIRST_ADMIN_PASSWORD_FILE = "first-admin-password"
+
+
 async def _first_admin(settings: Settings) -> None:
+    """Create the first admin of a new installation and tell its password to whoever runs Earful.
+
+    At a terminal the password is printed once. Otherwise stdout is a service log (journald, a
+    file, a container log) that others may read and that is kept for long: the password goes to
+    a file of the data dir only this user can read, and the log names that file.
+    """
     from app.services.users import create_first_admin
 
     async def work() -> None:
         created = await create_first_admin()
-        if created:
-            user, password = created
-            print(
-                "\n  Earful created the first admin account (shown once, keep it):\n"
-                f"    e-mail:   {user.email}\n    password: {password}\n"
-                "  Create an API token with:\n"
-                f"    .venv/bin/earful token create --email {user.email} --scope read --scope write\n",
-                flush=True,
+        if not created:
+            return
+        user, password = created
+        if sys.stdout.isatty():
+            where = f"(shown once, keep it):\n    e-mail:   {user.email}\n    password: {password}\n"
+        else:
+            path = settings.data_dir / FIRST_ADMIN_PASSWORD_FILE
+            write_private_file(path, f"{password}\n".encode())
+            where = (
+                f"for {user.email}.\n  Its password is in {path} (readable by this user only):\n"
+                f"    cat {path}\n  Keep it somewhere safe, then delete that file.\n"
             )
+        print(
+            f"\n  Earful created the first admin account {where}"
+            "  Create an API token with:\n"
+            f"    .venv/bin/earful token create --email {user.email} --scope read --scope write\n",
+            flush=True,
+        )
 
     await _with_database(settings, work)
 
@@ -115,10 +166,15 @@ async def _sentiment_recompute(settings: Settings, args: argparse.Namespace) -> 
     await _with_database(settings, work)
 
 
-def _serve(settings: Settings, args: argparse.Namespace) -> None:
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from hypercorn.config import Config
-    from hypercorn.run import run
 
+    from app.supervisor import Supervisor
+
+    log = logging.getLogger("earful.serve")
+    _log_to_stderr(log)
+    for warning in exposure_warnings(settings.data_dir, sqlite_file(settings.database_url)):
+        log.warning(warning)
     asyncio.run(upgrade_database(settings.database_url))
     asyncio.run(_first_admin(settings))
     config = Config()
@@ -131,7 +187,28 @@ def _serve(settings: Settings, args: argparse.Namespace) -> None:
     print(f"Earful serves on http://{args.host}:{args.port} (public address {settings.base_url})", flush=True)
     if settings.smtp_url:
         print(f"Earful sends e-mail through {_smtp_relay(settings)}", flush=True)
-    run(config)
+    return Supervisor(config, args.workers).run()
+
+
+def _log_to_stderr(logger: logging.Logger) -> None:
+    """Log INFO and above to stderr in the format of Hypercorn's error log, which shares it."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s [%(process)d] [%(levelname)s] %(message)s", "[%Y-%m-%d %H:%M:%S %z]")
+    )
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
 
 
 def _stop_on_signals() -> asyncio.Event:
@@ -195,7 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="apply migrations, then serve the web app and both APIs")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument(
+        "--workers", type=_at_least_one, default=1, help="web worker processes, kept running by earful"
+    )
     serve.add_argument("--access-log", action="store_true", help="log every request to stdout")
 
     smtp = commands.add_parser("smtp", help="receive e-mail for the intake and reply addresses (SMTP)")
@@ -209,6 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     user_create.add_argument("--email", required=True)
     user_create.add_argument("--name", required=True)
     user_create.add_argument("--password")
+    user_password = user.add_parser(
+        "set-password", help="set a user's password (read from a prompt or stdin without --password)"
+    )
+    user_password.add_argument("--email", required=True)
+    user_password.add_argument("--password", help="visible in the process list: prefer the prompt or stdin")
 
     token = commands.add_parser("token", help="API access tokens").add_subparsers(
         dest="action", required=True
@@ -221,7 +305,20 @@ def build_parser() -> argparse.ArgumentParser:
     org = commands.add_parser("org", help="organizations").add_subparsers(dest="action", required=True)
     org_create = org.add_parser("create", help="create an organization")
     org_create.add_argument("--name", required=True)
-    org_create.add_argument("--member", action="append", default=[], metavar="EMAIL")
+    org_create.add_argument(
+        "--owner",
+        action="append",
+        default=[],
+        metavar="EMAIL",
+        help="an owner: manages the members, their roles and which applications belong",
+    )
+    org_create.add_argument(
+        "--member",
+        action="append",
+        default=[],
+        metavar="EMAIL",
+        help="an agent: works the inbox (without --owner, the first member is the owner)",
+    )
     org_create.add_argument("--plan", default="free", choices=["free", "team"])
 
     plan = commands.add_parser("plan", help="plans").add_subparsers(dest="action", required=True)
@@ -246,13 +343,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; errors go to stderr with a non-zero exit status."""
+    """Run one command; errors go to stderr with a non-zero exit status.
+
+    Whatever it creates (the data dir, the database and SQLite's -wal and -shm files, uploads,
+    logos; the workers of ``serve`` inherit the umask) only this user may read: see
+    app/private_files.py.
+    """
+    os.umask(UMASK)
     args = build_parser().parse_args(argv)
     if args.command in SENTIMENT_COMMANDS:
         return run_sentiment_command(args)
-    settings = load_settings()
-    handlers: dict[tuple[str, str | None], Callable[[Settings, argparse.Namespace], Awaitable[None]]] = {
+    try:
+        settings = load_settings()
+    except ValueError as error:
+        print(f"earful: {error}", file=sys.stderr)
+        return 1
+    handlers: dict[
+        tuple[str, str | None], Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, None]]
+    ] = {
         ("user", "create"): _user_create,
+        ("user", "set-password"): _user_set_password,
         ("token", "create"): _token_create,
         ("org", "create"): _org_create,
         ("plan", "set"): _plan_set,
@@ -263,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         if args.command == "serve":
-            _serve(settings, args)
+            return _serve(settings, args)
         elif args.command == "db":
             asyncio.run(upgrade_database(settings.database_url))
         else:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from app.private_files import make_private_dir
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,8 @@ class Settings:
     smtp_url: str | None = None
     inbound_secret: str | None = None
     mail_from: str = ""
+    trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = field(default=())
+    session_idle_minutes: int = 720
 
     @property
     def uploads_dir(self) -> Path:
@@ -43,7 +49,7 @@ def _load_or_create_secret(data_dir: Path) -> str:
     path = data_dir / "secret_key"
     if path.exists():
         return path.read_text().strip()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(data_dir)
     key = secrets.token_urlsafe(48)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
@@ -56,8 +62,23 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite://{path.resolve()}?synchronous=NORMAL&busy_timeout=10000"
 
 
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole positive number from the environment; ValueError (naming the variable) otherwise."""
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{name} must be a whole number, at least 1 (it is {raw!r})")
+    return int(raw)
+
+
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
-    """Build the settings from environment variables, applying the contract's defaults."""
+    """Build the settings from environment variables, applying the contract's defaults.
+
+    ``ValueError`` says which variable holds a value Earful cannot use.
+    """
+    from app.proxies import parse_networks
+
     env = os.environ if environ is None else environ
     data_dir = Path(env.get("EARFUL_DATA_DIR") or "./data").resolve()
     base_url = (env.get("EARFUL_BASE_URL") or "http://127.0.0.1:8000").rstrip("/")
@@ -73,4 +94,6 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         smtp_url=env.get("EARFUL_SMTP_URL") or None,
         inbound_secret=env.get("EARFUL_INBOUND_SECRET") or None,
         mail_from=(env.get("EARFUL_MAIL_FROM") or "").strip(),
+        trusted_proxies=parse_networks(env.get("EARFUL_TRUSTED_PROXIES") or ""),
+        session_idle_minutes=_positive_int(env, "EARFUL_SESSION_IDLE_MINUTES", 720),
     )

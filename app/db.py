@@ -1,4 +1,8 @@
-"""Database wiring: the Tortoise configuration, migrations, the transaction helper and plain statements."""
+"""Database wiring: the Tortoise configuration, migrations, connections and transactions.
+
+Every write runs in :func:`transactional` (the app's connections refuse any other: see
+app.db_clients); every statement is written in app.repositories.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +10,22 @@ import asyncio
 import fcntl
 import functools
 import os
-import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
-from datetime import date
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from tortoise import Tortoise, connections
 from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
 from tortoise.backends.base.config_generator import expand_db_url
-from tortoise.backends.sqlite import SqliteClient
+from tortoise.backends.sqlite.client import SqliteClient
 from tortoise.migrations.api.migrate import migrate
-from tortoise.models import Model
 from tortoise.transactions import in_transaction
 
+from app.private_files import create_private_file
+
 T = TypeVar("T")
-M = TypeVar("M", bound=Model)
 
 MODELS_MODULE = "app.models"
 MIGRATIONS_MODULE = "migrations"
@@ -47,10 +49,18 @@ def _connection(database_url: str) -> str | dict[str, Any]:
     return connection
 
 
-def tortoise_config(database_url: str) -> dict[str, Any]:
-    """Return the Tortoise configuration for one database URL (SQLite or PostgreSQL)."""
+def tortoise_config(database_url: str, guarded: bool = False) -> dict[str, Any]:
+    """Return the Tortoise configuration for one database URL (SQLite or PostgreSQL).
+
+    ``guarded``: the connections refuse writes outside a transaction (app.db_clients); the app
+    runs with them, migrations (which manage their own transactions) without.
+    """
+    connection = _connection(database_url)
+    if guarded:
+        connection = connection if isinstance(connection, dict) else expand_db_url(connection)
+        connection = {**connection, "engine": "app.db_clients"}
     return {
-        "connections": {"default": _connection(database_url)},
+        "connections": {"default": connection},
         "apps": {
             "models": {
                 "models": [MODELS_MODULE],
@@ -67,11 +77,19 @@ def _is_sqlite_file(database_url: str) -> bool:
     return database_url.startswith("sqlite://") and ":memory:" not in database_url
 
 
+def sqlite_file(database_url: str) -> Path | None:
+    """The file of a SQLite database URL; None for PostgreSQL and in-memory databases."""
+    if not _is_sqlite_file(database_url):
+        return None
+    return Path(database_url.removeprefix("sqlite://").split("?", 1)[0])
+
+
 def ensure_sqlite_directory(database_url: str) -> None:
-    """Create the folder of a SQLite file so that the first connection can open it."""
-    if _is_sqlite_file(database_url):
-        path = database_url.removeprefix("sqlite://").split("?", 1)[0]
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    """Create the folder and the file of a SQLite database, private to this user (see
+    app/private_files.py), so that the first connection opens it and never creates it 0644."""
+    path = sqlite_file(database_url)
+    if path is not None:
+        create_private_file(path)
 
 
 async def upgrade_database(database_url: str) -> None:
@@ -91,21 +109,38 @@ async def upgrade_database(database_url: str) -> None:
 # databases need none.
 _reader: dict[str, BaseDBAsyncClient] = {}
 
+# The dialect of the database open_database opened: repositories ask for it on every statement,
+# and Tortoise's connection lookup walks its context each time.
+_opened: dict[str, str] = {}
+
+
+def opened_dialect() -> str | None:
+    """``postgres`` or ``sqlite`` once :func:`open_database` has run in this process, else None."""
+    return _opened.get("dialect")
+
 
 async def open_database(database_url: str) -> None:
     """Initialise the ORM for a serving process (see stack notes §1 for the global fallback),
     and on a SQLite file the reading connection."""
     ensure_sqlite_directory(database_url)
-    await Tortoise.init(config=tortoise_config(database_url), _enable_global_fallback=True)
-    _row_readers.clear()
+    await Tortoise.init(config=tortoise_config(database_url, guarded=True), _enable_global_fallback=True)
+    _opened["dialect"] = connections.get("default").capabilities.dialect
     if _is_sqlite_file(database_url):
         reader = SqliteClient(connection_name="reader", **expand_db_url(database_url)["credentials"])
         await reader.create_connection(with_db=True)
         _reader["sqlite"] = reader
 
 
+def reading_connection() -> BaseDBAsyncClient:
+    """The connection for a read made outside a transaction: the worker's reading connection on
+    a SQLite file, else the default one."""
+    reader = _reader.get("sqlite")
+    return reader if reader is not None else connections.get("default")
+
+
 async def close_database() -> None:
     """Close the ORM's connections of this process, and the reading connection."""
+    _opened.pop("dialect", None)
     reader = _reader.pop("sqlite", None)
     if reader is not None:
         await reader.close()
@@ -165,10 +200,11 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
 
     Quart cancels a handler when its client disconnects; on SQLite a transaction cancelled
     half-way can leave the connection lock held for good (stack notes §3). Shielding lets the
-    unit finish (commit or roll back) on its own. Units should write before they read, so that
-    two SQLite workers never fail on a read snapshot that turns into a write. On SQLite a unit
-    first waits for its turn among the writers of every worker (:class:`_WriterQueue`); a unit
-    nested in another (a savepoint) already has it.
+    unit finish (commit or roll back) on its own. On SQLite a unit first waits for its turn
+    among the writers of every worker (:class:`_WriterQueue`), and every write waits there (the
+    app's connections refuse writes outside a transaction: app.db_clients), so no other worker
+    commits while the unit runs and it may read before it writes. A unit nested in another (a
+    savepoint) already has its turn.
     """
     turn = nullcontext() if in_open_transaction() else writer_queue.turn()
 
@@ -179,145 +215,18 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
     return await asyncio.shield(unit())
 
 
-def value_groups(postgres: bool, rows: int, columns: int) -> str:
-    """The VALUES groups of a multi-row insert: ``(?, ?), (?, ?)`` on SQLite, ``($1, $2), ($3, $4)``
-    on PostgreSQL."""
-    if postgres:
-        return ", ".join(
-            "(" + ", ".join(f"${row * columns + column + 1}" for column in range(columns)) + ")"
-            for row in range(rows)
-        )
-    return ", ".join("(" + ", ".join("?" * columns) + ")" for _ in range(rows))
+P = ParamSpec("P")
 
 
-@functools.lru_cache(maxsize=512)
-def insert_statement(table: str, columns: tuple[str, ...], rows: int, postgres: bool) -> str:
-    """A multi-row ``INSERT`` of ``rows`` rows into ``columns``; the values are parameters."""
-    names = ", ".join(f'"{name}"' for name in columns)
-    return f'INSERT INTO "{table}" ({names}) VALUES {value_groups(postgres, rows, len(columns))}'
+def transactional(function: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """Run every call of ``function`` in one transaction (see :func:`atomic`): the one way the
+    app writes. Inside another transaction the call joins it (a savepoint)."""
 
+    @functools.wraps(function)
+    async def in_one_transaction(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await atomic(lambda: function(*args, **kwargs))
 
-def dialect() -> str:
-    """The default connection's database: ``"sqlite"`` or ``"postgres"``."""
-    return connections.get("default").capabilities.dialect
-
-
-def parameter_marks(count: int) -> list[str]:
-    """The marks of ``count`` statement parameters: ``?`` on SQLite, ``$1``... on PostgreSQL."""
-    if dialect() == "postgres":
-        return [f"${number}" for number in range(1, count + 1)]
-    return ["?"] * count
-
-
-def date_parameter(day: date) -> date | str:
-    """A date as a statement parameter: asyncpg takes the date, SQLite stores ISO text."""
-    return day if dialect() == "postgres" else day.isoformat()
-
-
-def parameters(count: int) -> str:
-    """``{}, {}, ...``: ``count`` parameters of an :func:`execute` template (an ``IN`` list)."""
-    return ", ".join("{}" for _ in range(count))
-
-
-async def execute(template: str, values: list[object]) -> list[Any]:
-    """Run a plain statement whose ``{}`` are its parameters (in order); returns its rows, read
-    by column name.
-
-    Outside a transaction a plain statement is a read (every write runs in ``atomic``); on a
-    SQLite file it goes to the worker's reading connection (see :func:`open_database`).
-    SQLite's rows become dicts: ``sqlite3.Row`` finds a column by comparing names one by one, and
-    reading a thread's columns from it cost three times reading them from a dict built once.
-    """
-    client = connections.get("default")
-    if _reader and not isinstance(client, TransactionalDBClient):
-        client = _reader["sqlite"]
-    _, rows = await client.execute_query(template.format(*parameter_marks(len(values))), values)
-    if rows and isinstance(rows[0], sqlite3.Row):
-        names = rows[0].keys()
-        return [dict(zip(names, row, strict=True)) for row in rows]
-    return rows
-
-
-# Plain reads into model objects. The hot lists (a page of threads with their replies,
-# attachments and tags) read their rows with plain statements: building the ORM's statements
-# (fifty ids each) cost a third of a feedback list's CPU time. Rows become model objects with
-# the ORM's own conversions (see _row_reader).
-
-
-@functools.lru_cache(maxsize=64)
-def select_columns(model: type[Model], alias: str) -> str:
-    """``alias."column" AS "alias.column"`` for every column of ``model``, for :func:`from_row`."""
-    return ", ".join(
-        f'{alias}."{column}" AS "{alias}.{column}"' for column in model._meta.fields_db_projection.values()
-    )
-
-
-_row_readers: dict[tuple[type[Model], str], Callable[[Any], Any]] = {}
-
-
-def _row_reader(model: type[M], alias: str) -> Callable[[Any], M]:
-    """The function that makes a ``model`` object of a row's columns under ``alias``.
-
-    It does what the ORM's ``Model._init_from_db`` does, field by field with the ORM's own
-    conversions: columns the driver already returns as Python values are taken as they are,
-    fields with the default converter get their type applied, the others their
-    ``to_python_value``. The ORM's constructor also takes the row as keyword arguments and
-    sets four bookkeeping attributes through the model's ``__setattr__``; a page of 50 threads
-    builds ~200 objects, and that was a third of the construction's cost. Which fields fall in
-    which group depends on the database, so the readers are made again when it is opened
-    (:func:`open_database`); a test compares the two constructors on every model.
-    """
-    key = (model, alias)
-    reader = _row_readers.get(key)
-    if reader is not None:
-        return reader
-    meta = model._meta
-    native = [(f"{alias}.{column}", name) for column, name, _ in meta.db_native_fields]
-    typed = [(f"{alias}.{column}", name, field.field_type) for column, name, field in meta.db_default_fields]
-    converted = [
-        (f"{alias}.{column}", name, field.to_python_value) for column, name, field in meta.db_complex_fields
-    ]
-    custom_pk = meta.db_pk_column not in meta.generated_db_fields
-    new, set_attribute = model.__new__, object.__setattr__
-
-    def read(row: Any) -> M:
-        values = {name: row[column] for column, name in native}
-        for column, name, kind in typed:
-            value = row[column]
-            values[name] = None if value is None else kind(value)
-        for column, name, convert in converted:
-            values[name] = convert(row[column])
-        values.update(_partial=False, _saved_in_db=True, _custom_generated_pk=custom_pk, _await_when_save={})
-        instance = new(model)
-        set_attribute(instance, "__dict__", values)
-        return instance
-
-    _row_readers[key] = read
-    return read
-
-
-def from_row(model: type[M], row: Any, alias: str) -> M:
-    """The ``model`` object whose columns a row holds under ``alias`` (see :func:`select_columns`)."""
-    return _row_reader(model, alias)(row)
-
-
-def from_outer_row(model: type[M], row: Any, alias: str) -> M | None:
-    """:func:`from_row` for the side of an outer join, None where the row has no match."""
-    return None if row[f"{alias}.id"] is None else from_row(model, row, alias)
-
-
-async def select_models(model: type[M], alias: str, clause: str, values: list[object]) -> list[M]:
-    """The ``model`` objects of the rows of its table (named ``alias``) that ``clause`` (joins,
-    ``WHERE``, ``ORDER BY``, with :func:`execute`'s ``{}`` parameters) selects."""
-    rows = await execute(
-        f'SELECT {select_columns(model, alias)} FROM "{model._meta.db_table}" {alias} {clause}', values
-    )
-    return [from_row(model, row, alias) for row in rows]
-
-
-def set_related(instance: Model, name: str, related: Model | None) -> None:
-    """Attach a loaded related object, as the ORM's ``select_related`` does."""
-    object.__setattr__(instance, f"_{name}", related)
+    return in_one_transaction
 
 
 def in_open_transaction() -> bool:

@@ -1,20 +1,26 @@
-"""Background workers of the web server: the search indexer (SQLite), and the outbox worker
-when e-mail delivery is configured."""
+"""Background workers of the web server: the search indexer (SQLite), housekeeping (uploads
+never attached), and the outbox worker when e-mail delivery is configured."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextvars import ContextVar
 
 from quart import Quart
 
 from app.config import Settings
+from app.services.attachments import delete_unclaimed
 from app.services.mail.outbox import run_worker
 from app.services.search import run_indexer
 
+logger = logging.getLogger("earful.workers")
+
 STOP_TIMEOUT = 10.0
+HOUSEKEEPING_SECONDS = 3600.0
+HOUSEKEEPING_FIRST_DELAY = 60.0
 # The name of the background worker the current task runs for (None in requests); tasks
 # started inside it, such as a shielded transaction, see it too.
 background_worker: ContextVar[str | None] = ContextVar("earful_background_worker", default=None)
@@ -30,8 +36,33 @@ def start_background_workers(app: Quart, settings: Settings) -> None:
     batches queue with the other SQLite writes.
     """
     _while_serving(app, "search-indexer", run_indexer)
+    _while_serving(app, "housekeeping", lambda stop: run_housekeeping(settings, stop))
     if settings.smtp_url:
         _while_serving(app, "outbox", lambda stop: run_worker(settings, stop))
+
+
+async def run_housekeeping(
+    settings: Settings,
+    stop: asyncio.Event,
+    interval: float = HOUSEKEEPING_SECONDS,
+    first_delay: float = HOUSEKEEPING_FIRST_DELAY,
+) -> None:
+    """Delete uploads never attached to a thread (after a day): ``first_delay`` seconds after
+    start-up (which stays quick), then every ``interval`` seconds, until ``stop`` is set."""
+    delay = first_delay
+    while not await _stopped_within(stop, delay):
+        try:
+            await delete_unclaimed(settings.data_dir)
+        except Exception:  # the database may be away for a while: try again next round
+            logger.exception("housekeeping round failed")
+        delay = interval
+
+
+async def _stopped_within(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait up to ``seconds``; True when ``stop`` was set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+    return stop.is_set()
 
 
 def _while_serving(app: Quart, name: str, worker: Callable[[asyncio.Event], Awaitable[None]]) -> None:
@@ -42,7 +73,7 @@ def _while_serving(app: Quart, name: str, worker: Callable[[asyncio.Event], Awai
         await worker(stop)
 
     @app.while_serving
-    async def background() -> AsyncIterator[None]:
+    async def background() -> AsyncGenerator[None, None]:
         stop = asyncio.Event()
         task = asyncio.create_task(marked(stop), name=f"earful {name}")
         yield

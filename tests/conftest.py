@@ -26,12 +26,15 @@ from tortoise.contrib.test import _topological_sort_models
 
 from app import create_app
 from app.config import Settings, sqlite_url
-from app.db import close_database, open_database, upgrade_database
+from app.db import close_database, open_database, transactional, upgrade_database
 from app.models import Application, User
 from app.services.applications import forget_capture_cache
 from app.services.thread_writer import known_tags
 from app.workers import background_worker
 from tests.factories import Api, make_application, make_token, make_user
+from tests.smtp_relay import Relay
+
+pytest_plugins = ["tests.mail_fixtures"]
 
 BASE_URL = "http://earful.test"
 INTAKE_DOMAIN = "in.earful.test"
@@ -47,9 +50,8 @@ def _asyncpg_dsn(url: str) -> str:
     return "postgresql://" + url.split("://", 1)[1]
 
 
-@asynccontextmanager
-async def throwaway_postgres_database(prefix: str) -> AsyncIterator[str]:
-    """A new, empty PostgreSQL database on the server of EARFUL_TEST_POSTGRES_URL, dropped afterwards.
+async def create_postgres_database(prefix: str) -> str:
+    """A new, empty PostgreSQL database on the server of EARFUL_TEST_POSTGRES_URL; its URL.
 
     Skips the test when the variable is not set.
     """
@@ -62,14 +64,26 @@ async def throwaway_postgres_database(prefix: str) -> AsyncIterator[str]:
         await admin.execute(f'CREATE DATABASE "{name}"')
     finally:
         await admin.close()
+    return _with_database(admin_url, name)
+
+
+async def drop_postgres_database(url: str) -> None:
+    """Drop a database made by :func:`create_postgres_database`, connections and all."""
+    admin = await asyncpg.connect(_asyncpg_dsn(os.environ[POSTGRES_ENV]))
     try:
-        yield _with_database(admin_url, name)
+        await admin.execute(f'DROP DATABASE IF EXISTS "{urlsplit(url).path.lstrip("/")}" WITH (FORCE)')
     finally:
-        admin = await asyncpg.connect(_asyncpg_dsn(admin_url))
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+        await admin.close()
+
+
+@asynccontextmanager
+async def throwaway_postgres_database(prefix: str) -> AsyncIterator[str]:
+    """A new, empty PostgreSQL database for the block, dropped afterwards (skips without a server)."""
+    url = await create_postgres_database(prefix)
+    try:
+        yield url
+    finally:
+        await drop_postgres_database(url)
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
@@ -103,8 +117,13 @@ async def orm(database_url: str) -> AsyncIterator[str]:
 async def empty_database() -> None:
     """Delete every row, children first. On PostgreSQL this is ten times faster than TRUNCATE
     for tables this small; ids keep counting, so tests never assume them."""
-    for model in _topological_sort_models(list(Tortoise.apps.get_models_iterable())):
-        await model.all().delete()
+
+    @transactional
+    async def delete_every_row() -> None:
+        for model in _topological_sort_models(list(Tortoise.apps.get_models_iterable())):
+            await model.all().delete()
+
+    await delete_every_row()
     forget_capture_cache()
     known_tags.clear()
 
@@ -167,6 +186,15 @@ async def application(agent: User) -> Application:
 def api(client: TestClientProtocol) -> Api:
     """Calls the APIs through the test client, as any user (see tests.factories.Api)."""
     return Api(client)
+
+
+@pytest.fixture
+async def relay() -> AsyncIterator[Relay]:
+    """A running SMTP relay on a free loopback port, keeping the mail Earful sends."""
+    server = Relay()
+    await server.start()
+    yield server
+    await server.stop()
 
 
 class QueryCounter(logging.Handler):

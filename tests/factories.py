@@ -5,18 +5,30 @@ from __future__ import annotations
 import itertools
 import json as jsonlib
 import re
+import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from quart.typing import TestClientProtocol
 from quart.wrappers import Response
 
-from app.models import Application, Feedback, Organization, Reply, User
+from app.db import transactional
+from app.repositories import accounts, applications, threads
+from app.repositories.accounts import UserRow
+from app.repositories.applications import ApplicationRow
+from app.repositories.organizations import OrganizationRow
+from app.repositories.replies import ReplyRow
+from app.repositories.threads import ThreadRow
 from app.services.applications import create_application
-from app.services.feedback import create_thread, parse_submission
+from app.services.attachments import store_uploads
+from app.services.feedback import create_thread
+from app.services.files import IncomingFile
 from app.services.organizations import create_organization
 from app.services.replies import create_agent_reply
 from app.services.security import hash_password
+from app.services.submissions import parse_submission
 from app.services.tokens import create_token
 
 PASSWORD = "correct horse battery"
@@ -24,31 +36,49 @@ _PASSWORD_HASH = hash_password(PASSWORD)
 _sequence = itertools.count(1)
 
 
-async def make_user(email: str | None = None, name: str = "Agent Smith", plan: str = "free") -> User:
+async def make_user(email: str | None = None, name: str = "Agent Smith", plan: str = "free") -> UserRow:
     """A user whose password is ``PASSWORD`` (hashed once per session, argon2 is slow on purpose)."""
     number = next(_sequence)
-    return await User.create(
-        email=email or f"agent{number}@example.com", name=name, password_hash=_PASSWORD_HASH, plan=plan
-    )
+    return await _insert_user(email or f"agent{number}@example.com", name, plan)
 
 
-async def make_token(user: User, *scopes: str, name: str = "test") -> str:
+@transactional
+async def _insert_user(email: str, name: str, plan: str) -> UserRow:
+    return await accounts.insert_user(email, name, _PASSWORD_HASH, datetime.now(UTC), plan)
+
+
+async def make_token(user: UserRow, *scopes: str, name: str = "test") -> str:
     """A raw bearer token for ``user`` (read and write unless scopes are given)."""
     _, raw = await create_token(user, scopes or ("read", "write"), name)
     return raw
 
 
-async def make_organization(*members: User, name: str = "Acme", plan: str = "free") -> Organization:
-    return await create_organization(name, members, plan)
+async def make_organization(
+    *members: UserRow, name: str = "Acme", plan: str = "free", owners: tuple[UserRow, ...] = ()
+) -> OrganizationRow:
+    """An organization of ``owners`` and ``members``; without owners, the first member owns it."""
+    return await create_organization(name, members, plan, owners=owners)
 
 
-async def make_application(owner: User, data_dir: Any = "/nonexistent", **fields: object) -> Application:
+async def make_application(
+    owner: UserRow, data_dir: Any = "/nonexistent", **fields: object
+) -> ApplicationRow:
     """An application owned by ``owner``; ``fields`` are the create form's fields."""
     fields.setdefault("name", f"App {next(_sequence)}")
     return await create_application(owner, fields, None, data_dir)
 
 
-async def make_thread(application: Application, **body: object) -> Feedback:
+async def make_upload(
+    application: ApplicationRow, name: str = "steps.txt", content: bytes = b"steps to reproduce"
+) -> int:
+    """An upload of the application (in a folder of its own), not yet attached; its id."""
+    [upload] = await store_uploads(
+        application, [IncomingFile(name, content)], Path(tempfile.mkdtemp(prefix="earful-uploads-")), 10**6
+    )
+    return upload
+
+
+async def make_thread(application: ApplicationRow, **body: object) -> ThreadRow:
     """A thread submitted as the capture API would; ``body`` holds submit fields."""
     body.setdefault("email", f"customer{next(_sequence)}@example.org")
     body.setdefault("message", "The export button does nothing.")
@@ -56,13 +86,27 @@ async def make_thread(application: Application, **body: object) -> Feedback:
     return await create_thread(application, submission)
 
 
+async def application_row(application_id: int) -> ApplicationRow:
+    """An application as the services read it, after a test changed it."""
+    application = await applications.application_by_id(application_id)
+    assert application is not None, application_id
+    return application
+
+
+async def thread_row(feedback_id: int) -> ThreadRow:
+    """A thread as the services read it (with its sender), after a test changed it."""
+    thread = await threads.thread_anywhere(feedback_id)
+    assert thread is not None, feedback_id
+    return thread
+
+
 async def make_reply(
-    user: User,
-    application: Application,
-    thread: Feedback,
+    user: UserRow,
+    application: ApplicationRow,
+    thread: ThreadRow,
     message: str = "Thanks, we are on it.",
     type: str = "reply",
-) -> Reply:
+) -> ReplyRow:
     return await create_agent_reply(user, application, thread, message, type)
 
 
@@ -118,11 +162,11 @@ async def csrf_of(client: TestClientProtocol, path: str = "/app/login") -> str:
     return match.group(1)
 
 
-async def sign_in(client: TestClientProtocol, user: User) -> str:
-    """Sign ``user`` in to the web app on ``client``; returns the session's CSRF token."""
-    token = await csrf_of(client)
+async def sign_in(client: TestClientProtocol, user: UserRow) -> str:
+    """Sign ``user`` in to the web app on ``client``; returns the signed-in session's CSRF token
+    (sign-in starts a new session: the token of the sign-in form is no longer valid)."""
     response = await client.post(
-        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": token}
+        "/app/login", form={"email": user.email, "password": PASSWORD, "csrf_token": await csrf_of(client)}
     )
     assert response.status_code == 302, response.status_code
-    return token
+    return await csrf_of(client, "/app/account")

@@ -9,8 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pty
 import re
+import select
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -23,10 +26,12 @@ import httpx
 import pytest
 
 from app.services.security import verify_password
+from tests.browser.live import live_site
 
 EARFUL = Path(sys.executable).parent / "earful"
 ADMIN_EMAIL = "admin@earful.local"
 DATABASE_FILE = "earful.sqlite3"
+PASSWORD_FILE = "first-admin-password"
 SERVE_TIMEOUT = 15.0
 ANN_EMAIL = "ann@example.com"
 CREATE_ANN = ("user", "create", "--email", ANN_EMAIL, "--name", "Ann Lee", "--password", "s3cret-pass")
@@ -44,10 +49,45 @@ class Earful:
         env["EARFUL_DATA_DIR"] = str(self.data_dir)
         return env
 
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def __call__(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(EARFUL), *args], env=self.env, capture_output=True, text=True, timeout=60, check=False
+            [str(EARFUL), *args],
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
+
+    def at_a_terminal(self, *args: str, answers: tuple[str, ...]) -> tuple[int, str]:
+        """Run a command whose stdin is a terminal; type ``answers`` at its prompts (lines that
+        end in ``password: ``); returns the exit status and everything the terminal showed."""
+        pid, terminal = pty.fork()
+        if pid == 0:  # the child: its controlling terminal is the pty
+            os.execve(str(EARFUL), [str(EARFUL), *args], self.env)
+        shown, typed = b"", 0
+        deadline = time.monotonic() + 60
+        try:
+            while time.monotonic() < deadline:
+                if not select.select([terminal], [], [], 0.5)[0]:
+                    continue
+                try:
+                    chunk = os.read(terminal, 1024)
+                except OSError:  # EIO: the command ended and closed the terminal
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+                if typed < len(answers) and shown.count(b"password") > typed and shown.endswith(b": "):
+                    os.write(terminal, answers[typed].encode() + b"\n")
+                    typed += 1
+            else:
+                os.kill(pid, signal.SIGKILL)
+        finally:
+            os.close(terminal)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status), shown.decode(errors="replace")
 
     def query(self, sql: str, *params: object) -> list[tuple]:
         connection = sqlite3.connect(self.data_dir / DATABASE_FILE)
@@ -115,6 +155,33 @@ def test_db_upgrade_creates_the_database_in_the_data_dir(tmp_path):
     assert {"users", "access_tokens", "organizations", "applications", "feedback", "replies"} <= tables
 
 
+def modes(data_dir: Path, leave_out: frozenset[str] = frozenset()) -> dict[str, int]:
+    """The permission bits of the data dir and of everything in it, by path relative to it."""
+    found = {".": data_dir.stat().st_mode & 0o777}
+    for path in data_dir.rglob("*"):
+        name = str(path.relative_to(data_dir))
+        if name not in leave_out:
+            found[name] = path.stat().st_mode & 0o777
+    return found
+
+
+def assert_private(found: dict[str, int]) -> None:
+    """Folders 0700 and files 0600: nobody but Earful's user reads the data dir."""
+    assert {name: mode for name, mode in found.items() if mode not in (0o700, 0o600)} == {}
+
+
+def test_db_upgrade_creates_a_data_dir_only_its_user_can_read(tmp_path):
+    earful = Earful(tmp_path / "data")
+
+    succeeded(earful("db", "upgrade"))
+
+    found = modes(earful.data_dir)
+    assert found["."] == 0o700
+    assert found[DATABASE_FILE] == 0o600
+    assert found["secret_key"] == 0o600
+    assert_private(found)
+
+
 def test_db_upgrade_is_safe_to_run_again(earful, ann):
     applied = earful.query("SELECT app, name FROM tortoise_migrations ORDER BY id")
 
@@ -158,6 +225,75 @@ def test_user_create_with_a_taken_email_fails(earful, ann):
 
     assert_failed(result)
     assert earful.query("SELECT name FROM users") == [("Ann Lee",)]
+
+
+# user set-password ---------------------------------------------------------------------------
+
+
+def _password_and_version(earful: Earful, email: str) -> tuple[str, int]:
+    [row] = earful.query("SELECT password_hash, session_version FROM users WHERE email = ?", email)
+    return row
+
+
+def test_user_set_password_sets_the_given_password_and_ends_the_sessions(earful, ann):
+    _, version = _password_and_version(earful, ann)
+
+    result = earful("user", "set-password", "--email", ann, "--password", "n3w-passphrase")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    password_hash, new_version = _password_and_version(earful, ann)
+    assert verify_password(password_hash, "n3w-passphrase")
+    assert not verify_password(password_hash, "s3cret-pass")
+    assert new_version == version + 1
+
+
+def test_user_set_password_reads_one_line_from_stdin(earful, ann):
+    result = earful("user", "set-password", "--email", ann, stdin="piped passphrase\nnot this line\n")
+
+    assert result.returncode == 0, result.stderr
+    assert verify_password(_password_and_version(earful, ann)[0], "piped passphrase")
+
+
+def test_user_set_password_asks_twice_at_a_terminal_without_echo(earful, ann):
+    status, shown = earful.at_a_terminal(
+        "user", "set-password", "--email", ann, answers=("typed passphrase", "typed passphrase")
+    )
+
+    assert status == 0, shown
+    assert "New password: " in shown and "New password, again: " in shown
+    assert "typed passphrase" not in shown
+    assert verify_password(_password_and_version(earful, ann)[0], "typed passphrase")
+
+
+def test_user_set_password_changes_nothing_when_the_two_typed_passwords_differ(earful, ann):
+    before = _password_and_version(earful, ann)
+
+    status, shown = earful.at_a_terminal(
+        "user", "set-password", "--email", ann, answers=("typed passphrase", "another passphrase")
+    )
+
+    assert status == 1
+    assert "The two passwords differ" in shown
+    assert _password_and_version(earful, ann) == before
+
+
+def test_user_set_password_of_an_unknown_address_fails(earful, ann):
+    result = earful("user", "set-password", "--email", "nobody@example.com", "--password", "n3w-passphrase")
+
+    assert_failed(result)
+    assert result.returncode == 1
+    assert "nobody@example.com" in result.stderr
+
+
+def test_user_set_password_refuses_a_short_password(earful, ann):
+    before = _password_and_version(earful, ann)
+
+    result = earful("user", "set-password", "--email", ann, stdin="short\n")
+
+    assert_failed(result)
+    assert "at least 8 characters" in result.stderr
+    assert _password_and_version(earful, ann) == before
 
 
 # token create --------------------------------------------------------------------------------
@@ -235,6 +371,41 @@ def test_org_create_with_an_unknown_member_fails(earful):
     assert earful.query("SELECT COUNT(*) FROM organizations") == [(0,)]
 
 
+def _roles(earful: Earful) -> list[tuple[str, str]]:
+    return earful.query(
+        "SELECT users.email, memberships.role FROM memberships JOIN users ON users.id = memberships.user_id"
+        " WHERE memberships.organization_id = 1 ORDER BY users.email"
+    )
+
+
+def test_org_create_makes_the_first_member_the_owner_and_the_others_agents(earful, ann):
+    succeeded(earful("user", "create", "--email", "bob@example.com", "--name", "Bob"))
+
+    succeeded(earful("org", "create", "--name", "Acme", "--member", "bob@example.com", "--member", ann))
+
+    assert _roles(earful) == [(ann, "agent"), ("bob@example.com", "owner")]
+
+
+def test_org_create_with_owners_makes_them_owners_and_the_members_agents(earful, ann):
+    succeeded(earful("user", "create", "--email", "bob@example.com", "--name", "Bob"))
+    succeeded(earful("user", "create", "--email", "cid@example.com", "--name", "Cid"))
+
+    result = earful(
+        "org", "create", "--name", "Acme", "--member", ann, "--owner", "bob@example.com",
+        "--owner", "cid@example.com",
+    )  # fmt: skip
+
+    assert json.loads(succeeded(result).stdout) == {"id": 1, "name": "Acme"}
+    assert _roles(earful) == [(ann, "agent"), ("bob@example.com", "owner"), ("cid@example.com", "owner")]
+
+
+def test_org_create_with_an_unknown_owner_fails(earful, ann):
+    result = earful("org", "create", "--name", "Acme", "--member", ann, "--owner", "nobody@example.com")
+
+    assert_failed(result)
+    assert earful.query("SELECT COUNT(*) FROM organizations") == [(0,)]
+
+
 def test_plan_set_for_an_organization_prints_nothing(earful, ann):
     succeeded(earful("org", "create", "--name", "Acme", "--member", ann))
 
@@ -280,6 +451,7 @@ def free_port() -> int:
 @dataclass
 class Served:
     stdout: str
+    stderr: str
     unauthenticated: httpx.Response
 
 
@@ -298,11 +470,11 @@ def serve_once(earful: Earful) -> Served:
     finally:
         process.terminate()
         try:
-            stdout, _ = process.communicate(timeout=15)
+            stdout, stderr = process.communicate(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
-            stdout, _ = process.communicate()
-    return Served(stdout, response)
+            stdout, stderr = process.communicate()
+    return Served(stdout, stderr, response)
 
 
 def wait_until_answering(process: subprocess.Popen[str], url: str) -> httpx.Response:
@@ -332,14 +504,69 @@ def printed_password(stdout: str) -> str | None:
     return found.group(1) if found else None
 
 
-def test_serve_first_start_prints_the_admin_email_and_password(first_and_second_start):
-    earful, first, _ = first_and_second_start
+def test_serve_first_start_without_a_terminal_writes_the_admin_password_to_a_private_file(
+    first_and_second_start,
+):
+    earful, _, _ = first_and_second_start
+    password_file = earful.data_dir / PASSWORD_FILE
 
+    password = password_file.read_text().strip()
+
+    assert password_file.stat().st_mode & 0o777 == 0o600
+    [(password_hash,)] = earful.query("SELECT password_hash FROM users WHERE email = ?", ADMIN_EMAIL)
+    assert verify_password(password_hash, password)
+
+
+def test_serve_first_start_without_a_terminal_prints_where_the_password_is_not_the_password(
+    first_and_second_start,
+):
+    earful, first, _ = first_and_second_start
+    password = (earful.data_dir / PASSWORD_FILE).read_text().strip()
+
+    assert password not in first.stdout + first.stderr
+    assert printed_password(first.stdout) is None
     assert ADMIN_EMAIL in first.stdout
-    password = printed_password(first.stdout)
+    assert str(earful.data_dir / PASSWORD_FILE) in first.stdout
+
+
+def serve_in_a_terminal(earful: Earful) -> str:
+    """Start ``earful serve`` with its stdout on a pseudo-terminal, read it until the server
+    says where it serves, stop it; returns what it printed."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [str(EARFUL), "serve", "--port", str(free_port())],
+        env=earful.env,
+        stdout=terminal,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(terminal)
+    output = b""
+    deadline = time.monotonic() + SERVE_TIMEOUT
+    try:
+        while b"Earful serves on" not in output and time.monotonic() < deadline:
+            if select.select([controller], [], [], 0.5)[0]:
+                try:
+                    output += os.read(controller, 4096)
+                except OSError:  # EIO: the process closed the terminal
+                    break
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+        os.close(controller)
+    return output.decode().replace("\r\n", "\n")
+
+
+def test_serve_first_start_in_a_terminal_prints_the_admin_email_and_password(tmp_path):
+    earful = Earful(tmp_path / "data")
+
+    output = serve_in_a_terminal(earful)
+
+    assert ADMIN_EMAIL in output
+    password = printed_password(output)
     assert password
     [(password_hash,)] = earful.query("SELECT password_hash FROM users WHERE email = ?", ADMIN_EMAIL)
     assert verify_password(password_hash, password)
+    assert not (earful.data_dir / PASSWORD_FILE).exists()
 
 
 def test_serve_answers_the_management_api_without_token_with_401(first_and_second_start):
@@ -358,6 +585,57 @@ def test_serve_second_start_prints_no_password(first_and_second_start):
     assert printed_password(second.stdout) is None
     assert ADMIN_EMAIL not in second.stdout
     assert earful.query("SELECT email FROM users") == [(ADMIN_EMAIL,)]
+
+
+def test_serve_creates_a_data_dir_only_its_user_can_read(first_and_second_start):
+    earful, first, _ = first_and_second_start
+
+    assert_private(modes(earful.data_dir))
+    assert "chmod" not in first.stdout + first.stderr
+
+
+def test_serve_warns_when_the_data_dir_is_open_to_other_users(earful):
+    earful.data_dir.chmod(0o755)
+
+    served = serve_once(earful)
+
+    assert served.unauthenticated.status_code == 401
+    assert f"WARNING] the data dir {earful.data_dir} is open to other users (mode 755)" in served.stderr
+    assert f"chmod 700 {earful.data_dir}" in served.stderr
+
+
+def test_serve_warns_when_the_database_is_open_to_other_users(earful):
+    earful.data_dir.chmod(0o700)
+    database = earful.data_dir / DATABASE_FILE
+    database.chmod(0o644)
+
+    served = serve_once(earful)
+
+    assert f"WARNING] the database {database} is open to other users (mode 644)" in served.stderr
+    assert f"chmod 600 {database}" in served.stderr
+    assert "chmod 700" not in served.stderr
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
+
+
+def test_serve_stores_uploads_and_logos_only_its_user_can_read(tmp_path):
+    data_dir = tmp_path / "data"
+    with live_site(data_dir) as site:
+        token = site.create_agent(ANN_EMAIL, "Ann Lee", "s3cret-pass")
+        response = site.http.post(
+            f"{site.base_url}/applications",
+            headers={"Authorization": f"Bearer {token}"},
+            data={"name": "Acme"},
+            files={"logo": ("logo.png", PNG, "image/png")},
+        )
+        response.raise_for_status()
+        site.upload(response.json()["data"], "notes.txt", b"the notes", "text/plain")
+
+    found = modes(data_dir, leave_out=frozenset({"serve.log"}))
+    assert any(name.startswith("uploads/") and mode == 0o600 for name, mode in found.items())
+    assert any(name.startswith("logos/") and mode == 0o600 for name, mode in found.items())
+    assert_private(found)
 
 
 # sentiment-recompute --------------------------------------------------------------------------

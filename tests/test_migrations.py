@@ -194,7 +194,8 @@ import asyncio, json, sys
 from datetime import UTC, datetime
 from tortoise import Tortoise
 from tortoise.migrations.api.migrate import migrate
-from app.db import close_database, ensure_sqlite_directory, open_database, tortoise_config, upgrade_database
+from app.db import atomic, close_database, ensure_sqlite_directory, open_database, tortoise_config
+from app.db import upgrade_database
 from app.models import Reply, ReplyDay
 from tests.factories import make_application, make_thread, make_user
 
@@ -206,11 +207,12 @@ async def main(url):
     application = await make_application(await make_user())
     thread = await make_thread(application)
     for day in (21, 21, 22):
-        reply = await Reply.create(
+        reply = await atomic(lambda: Reply.create(
             application_id=application.id, feedback_id=thread.id, type="reply", message="Hi",
             from_agent=False, email="customer@example.org",
-        )
-        await Reply.filter(id=reply.id).update(created_at=datetime(2026, 11, day, 23, 30, tzinfo=UTC))
+        ))
+        moved = datetime(2026, 11, day, 23, 30, tzinfo=UTC)
+        await atomic(lambda: Reply.filter(id=reply.id).update(created_at=moved))
     await close_database()
     await upgrade_database(url)
     await open_database(url)
@@ -226,3 +228,85 @@ async def test_upgrade_counts_the_replies_already_written_per_utc_day(empty_data
     output = await run_python(BACKFILL_SCRIPT, empty_database)
 
     assert json.loads(output.strip().splitlines()[-1]) == [["2026-11-21", 2], ["2026-11-22", 1]]
+
+
+ATTACHMENT_IDS_SCRIPT = """
+import asyncio, json, sys
+from tortoise import Tortoise, connections
+from tortoise.migrations.api.migrate import migrate
+from app.db import atomic, close_database, ensure_sqlite_directory, open_database, tortoise_config
+from app.db import upgrade_database
+from app.models import Attachment
+from tests.factories import make_application, make_user
+
+async def main(url):
+    ensure_sqlite_directory(url)
+    await migrate(config=tortoise_config(url), target="models.0009_sign_in_throttles")
+    await Tortoise.close_connections()
+    await open_database(url)
+    application = await make_application(await make_user())
+    await atomic(lambda: connections.get("default").execute_script(
+        "INSERT INTO attachments (application_id, name, mime_type, size, storage_name, token, created_at) "
+        f"VALUES ({application.id}, 'old.txt', 'text/plain', 3, 'x', 't', '2026-11-01 10:00:00+00:00')"
+    ))
+    await close_database()
+    await upgrade_database(url)
+    await open_database(url)
+    rows = await Attachment.all().values_list("id", "name")
+    print(json.dumps(rows))
+    await close_database()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def test_upgrade_keeps_the_ids_of_existing_attachments(empty_database):
+    output = await run_python(ATTACHMENT_IDS_SCRIPT, empty_database)
+
+    assert json.loads(output.strip().splitlines()[-1]) == [[1, "old.txt"]]
+
+
+ROLES_SCRIPT = """
+import asyncio, json, sys
+from tortoise import Tortoise, connections
+from tortoise.migrations.api.migrate import migrate
+from app.db import atomic, close_database, ensure_sqlite_directory, open_database, tortoise_config
+from app.db import upgrade_database
+from app.models import Membership, Organization
+from tests.factories import make_user
+
+async def main(url):
+    ensure_sqlite_directory(url)
+    await migrate(config=tortoise_config(url), target="models.0007_newest_threads_index")
+    await Tortoise.close_connections()
+    await open_database(url)
+    ann, bob, cid = [await make_user(email=f"{name}@example.com") for name in ("ann", "bob", "cid")]
+    shared, solo, empty = [
+        await atomic(lambda name=name: Organization.create(name=name)) for name in ("Shared", "Solo", "Empty")
+    ]
+    # Memberships as they were before roles: bob joined Shared first, then ann and cid.
+    for organization, user in ((shared, bob), (solo, cid), (shared, ann), (shared, cid)):
+        await atomic(lambda organization=organization, user=user: connections.get("default").execute_script(
+            "INSERT INTO memberships (organization_id, user_id, created_at) "
+            f"VALUES ({organization.id}, {user.id}, CURRENT_TIMESTAMP)"
+        ))
+    await close_database()
+    await upgrade_database(url)
+    await open_database(url)
+    rows = await Membership.all().order_by("id").values_list("organization__name", "user__email", "role")
+    print(json.dumps(rows))
+    await close_database()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def test_upgrade_makes_the_earliest_member_of_each_organization_its_owner(empty_database):
+    output = await run_python(ROLES_SCRIPT, empty_database)
+
+    assert json.loads(output.strip().splitlines()[-1]) == [
+        ["Shared", "bob@example.com", "owner"],
+        ["Solo", "cid@example.com", "owner"],
+        ["Shared", "ann@example.com", "agent"],
+        ["Shared", "cid@example.com", "agent"],
+    ]

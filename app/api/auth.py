@@ -9,7 +9,7 @@ from typing import Any
 from quart import Response, g, request
 
 from app.api.common import text_response
-from app.models import User
+from app.repositories.accounts import UserRow
 from app.services.tokens import authenticate_token
 
 Handler = Callable[..., Awaitable[Response]]
@@ -42,6 +42,7 @@ def require_scope(scope: str) -> Callable[[Handler], Handler]:
     return decorate
 
 
-def current_user() -> User:
+def current_user() -> UserRow:
     """The user of the authenticated request."""
-    return g.user
+    user: UserRow = g.user
+    return user

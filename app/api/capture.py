@@ -13,11 +13,14 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from app.api.common import json_response, parse_id, read_body, settings, text_response
 from app.errors import DomainError, ValidationError
 from app.i18n import N_, normalize_language, translate
-from app.models import Application, FormOpen
+from app.proxies import client_address
+from app.repositories.applications import ApplicationRow
 from app.services.applications import authenticate_capture
 from app.services.attachments import store_uploads
-from app.services.feedback import create_thread, parse_submission
+from app.services.feedback import create_thread
 from app.services.files import IncomingFile
+from app.services.stats import record_form_open
+from app.services.submissions import parse_submission
 
 blueprint = Blueprint("capture", __name__)
 
@@ -54,18 +57,14 @@ def _language(body: dict[str, object] | None = None) -> str:
     return normalize_language(request.args.get("language"))
 
 
-async def _application(application_id: str, missing: str) -> Application:
+async def _application(application_id: str, missing: str) -> ApplicationRow:
     return await authenticate_capture(parse_id(application_id, missing), request.args.get("key"), missing)
-
-
-def _caller_ip() -> str:
-    return request.remote_addr or ""
 
 
 @blueprint.post("/applications/<application_id>/open")
 async def open_form(application_id: str) -> Response:
     application = await _application(application_id, N_("Invalid application"))
-    await FormOpen.create(application_id=application.id)
+    await record_form_open(application)
     return text_response(translate(N_("OK"), _language()), 201)
 
 
@@ -92,7 +91,7 @@ async def upload(application_id: str) -> Response:
 async def submit(application_id: str) -> Response:
     body_error: ValidationError | None = None
     try:
-        body = await read_body(N_("Invalid request body"))
+        body = await read_body(N_("Invalid request body"), explain=False)
     except ValidationError as error:
         body, body_error = {}, error
     language = _language(body)
@@ -100,7 +99,7 @@ async def submit(application_id: str) -> Response:
         application = await _application(application_id, N_("Application not found"))
         if body_error is not None:
             raise body_error
-        submission = parse_submission(body, _caller_ip(), request.headers.get("User-Agent", ""))
+        submission = parse_submission(body, client_address(), request.headers.get("User-Agent", ""))
         await create_thread(application, submission)
     except DomainError as error:
         return text_response(translate(error.message, language, **error.params), error.status)

@@ -10,12 +10,13 @@ from werkzeug.datastructures import MultiDict
 
 from app.config import Settings
 from app.errors import NotFound, ValidationError
-from app.services.validation import MAX_ID, parse_int, storable
+from app.services.validation import MAX_ID, JsonRefused, decode_json, parse_int, storable, valid_id
 
 
 def settings() -> Settings:
     """The settings of the running app."""
-    return current_app.config["EARFUL"]
+    config: Settings = current_app.config["EARFUL"]
+    return config
 
 
 def text_response(body: str, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -28,47 +29,54 @@ def json_response(payload: Any, status: int = 200) -> Response:
     return Response(json.dumps(payload, separators=(",", ":")), status=status, mimetype="application/json")
 
 
-def parse_id(value: str, missing: str) -> int:
+def parse_id(value: str, missing: str, maximum: int = MAX_ID) -> int:
     """A path id; anything that is not one of ours is simply not found."""
     number = parse_int(value) if value.isdigit() else None
-    if number is None or not 1 <= number <= MAX_ID:
+    if number is None or not valid_id(number, maximum):
         raise NotFound(missing)
     return number
 
 
 def query_int(name: str, default: int) -> int:
-    """An integer query parameter, with the contract's validation message."""
+    """An integer query parameter, with the contract's validation message; the service that
+    takes it checks its range (and says so)."""
     raw = request.args.get(name)
     if raw is None or raw == "":
         return default
     value = parse_int(raw)
-    if value is None or abs(value) > MAX_ID:
+    if value is None:
         raise ValidationError("The %(name)s field must be an integer.", name=name)
     return value
 
 
-def form_to_dict(form: MultiDict) -> dict[str, object]:
+def form_to_dict(form: MultiDict[str, Any]) -> dict[str, object]:
     """A form as a plain dict; a repeated field keeps its last value."""
     return {storable(key): storable(form.getlist(key)[-1]) for key in form}
 
 
-async def read_body(invalid_message: str) -> dict[str, object]:
+async def read_body(invalid_message: str, explain: bool = True) -> dict[str, object]:
     """The request body as a dict, from JSON or from a form; an empty body is an empty dict.
 
     A body that starts with ``{`` is read as JSON whatever its declared type: widgets often post
     JSON as text/plain to spare the CORS preflight, and ``curl -d`` labels JSON as a form.
+    JSON that breaks one of :func:`decode_json`'s rules is refused with that rule when
+    ``explain`` (the management API), else with ``invalid_message`` (the capture API, whose
+    answers are translated).
     """
     if request.mimetype == "multipart/form-data":
         return form_to_dict(await request.form)
     raw = await request.get_data(as_text=False)
+    assert isinstance(raw, bytes)  # as_text=False
     if not raw.strip():
         return {}
     if request.mimetype == "application/x-www-form-urlencoded" and not raw.lstrip().startswith(b"{"):
         return form_to_dict(await request.form)
     try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
+        body = decode_json(raw)
+    except JsonRefused as refused:
+        raise ValidationError(str(refused) if explain else invalid_message) from None
+    except ValueError:
         raise ValidationError(invalid_message) from None
     if not isinstance(body, dict):
         raise ValidationError(invalid_message)
-    return storable(body)  # type: ignore[return-value]
+    return storable(body)

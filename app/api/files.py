@@ -8,9 +8,8 @@ from quart import Blueprint, Response, request, send_file
 
 from app.api.common import parse_id, settings, text_response
 from app.errors import NotFound
-from app.models import Application
-from app.services.applications import logos_dir
-from app.services.attachments import attachment_path, find_attachment
+from app.services.applications import has_logo, logos_dir
+from app.services.attachments import MAX_ATTACHMENT_ID, attachment_path, find_attachment
 from app.services.avatars import render_avatar
 from app.services.files import IMAGE_TYPES
 
@@ -41,7 +40,7 @@ async def avatar(digest: str) -> Response:
 
 @blueprint.get("/files/attachments/<attachment_id>/<token>/<path:name>")
 async def attachment(attachment_id: str, token: str, name: str) -> Response:
-    found = await find_attachment(parse_id(attachment_id, "Not found"), token)
+    found = await find_attachment(parse_id(attachment_id, "Not found", MAX_ATTACHMENT_ID), token)
     path = attachment_path(settings().data_dir, found)
     if not path.is_file():
         raise NotFound("Not found")
@@ -58,7 +57,7 @@ async def attachment(attachment_id: str, token: str, name: str) -> Response:
 @blueprint.get("/files/logos/<application_id>/<name>")
 async def logo(application_id: str, name: str) -> Response:
     number = parse_id(application_id, "Not found")
-    if not _LOGO_NAME.match(name) or not await Application.exists(id=number, logo_name=name):
+    if not _LOGO_NAME.match(name) or not await has_logo(number, name):
         raise NotFound("Not found")
     path = logos_dir(settings().data_dir, number) / name
     if not path.is_file():

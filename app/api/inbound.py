@@ -32,6 +32,7 @@ async def receive_email() -> Response:
     if not _authorized(secret):
         return text_response("Forbidden", 403)
     raw = await request.get_data(as_text=False)
+    assert isinstance(raw, bytes)  # as_text=False
     recipients = [
         address.strip()
         for value in request.headers.getlist("X-Earful-Recipient")

@@ -30,17 +30,17 @@ async def show_me() -> Response:
 @blueprint.get("/organizations")
 @require_scope("read")
 async def list_organizations() -> Response:
-    organizations = await organizations_service.list_organizations(current_user())
-    return data([organization_json(o) for o in organizations])
+    memberships = await organizations_service.list_memberships(current_user())
+    return data([organization_json(m.organization, m.role) for m in memberships])
 
 
 @blueprint.get("/organizations/<organization_id>")
 @require_scope("read")
 async def show_organization(organization_id: str) -> Response:
-    organization = await organizations_service.get_organization(
+    membership = await organizations_service.get_membership(
         current_user(), parse_id(organization_id, "Invalid organization")
     )
-    return data(organization_json(organization))
+    return data(organization_json(membership.organization, membership.role))
 
 
 @blueprint.get("/applications")

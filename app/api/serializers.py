@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from urllib.parse import quote
+from typing import Any
 
 from app.config import Settings
-from app.models import Application, Attachment, Feedback, Member, Organization, Reply, Tag, User
+from app.links import attachment_path, logo_path, thread_path
+from app.repositories.accounts import UserRow
+from app.repositories.applications import ApplicationRow
+from app.repositories.attachments import AttachmentRow
+from app.repositories.organizations import OrganizationRow
+from app.repositories.replies import ReplyRow
+from app.repositories.tags import TagRow
+from app.repositories.threads import SenderRow, ThreadRow
 from app.services.applications import application_keys
 from app.services.avatars import avatar_url
 from app.services.feedback import ThreadDetails
@@ -19,30 +26,32 @@ def timestamp(value: datetime | None) -> int | None:
     return None if value is None else int(value.timestamp())
 
 
-def user_json(user: User) -> dict:
+def _absolute(settings: Settings, path: str | None) -> str | None:
+    return None if path is None else settings.base_url + path
+
+
+def user_json(user: UserRow) -> dict[str, Any]:
     return {"id": user.id, "email": user.email, "name": user.name}
 
 
-def organization_json(organization: Organization) -> dict:
+def organization_json(organization: OrganizationRow, role: str) -> dict[str, Any]:
+    """An organization as its member sees it; ``role`` is that member's (owner or agent)."""
     return {
         "id": organization.id,
         "name": organization.name,
         "created_at": timestamp(organization.created_at),
         "updated_at": timestamp(organization.updated_at),
+        "role": role,
     }
 
 
-def application_json(application: Application, settings: Settings) -> dict:
+def application_json(application: ApplicationRow, settings: Settings) -> dict[str, Any]:
     return {
         "id": application.id,
         "organization_id": application.organization_id,
         "name": application.name,
         "url": application.url,
-        "logo": (
-            f"{settings.base_url}/files/logos/{application.id}/{application.logo_name}"
-            if application.logo_name
-            else None
-        ),
+        "logo": _absolute(settings, logo_path(application)),
         "average_first_reply_time": application.average_first_reply_time,
         "target_average_first_reply_time": application.target_average_first_reply_time,
         "uploads_enabled": application.uploads_enabled,
@@ -52,19 +61,17 @@ def application_json(application: Application, settings: Settings) -> dict:
     }
 
 
-def attachment_json(attachment: Attachment, settings: Settings) -> dict:
+def attachment_json(attachment: AttachmentRow, settings: Settings) -> dict[str, Any]:
     return {
         "id": attachment.id,
         "name": attachment.name,
         "mime_type": attachment.mime_type,
         "size": attachment.size,
-        "url": (
-            f"{settings.base_url}/files/attachments/{attachment.id}/{attachment.token}/{quote(attachment.name)}"
-        ),
+        "url": settings.base_url + attachment_path(attachment),
     }
 
 
-def member_json(member: Member) -> dict:
+def member_json(member: SenderRow) -> dict[str, Any]:
     return {
         "id": member.id,
         "email": member.email,
@@ -76,18 +83,18 @@ def member_json(member: Member) -> dict:
 
 def permalink(settings: Settings, application_id: int, feedback_id: int) -> str:
     """The thread's page in the agent web app."""
-    return f"{settings.base_url}/app/applications/{application_id}/feedback/{feedback_id}"
+    return settings.base_url + thread_path(application_id, feedback_id)
 
 
-def _reply_author(reply: Reply, member: Member | None) -> tuple[str, str]:
+def _reply_author(reply: ReplyRow, member: SenderRow | None) -> tuple[str, str]:
     if reply.from_agent and reply.user is not None:
         return reply.user.email, reply.user.name
     return reply.email, member.name if member is not None and member.email == reply.email else ""
 
 
 def reply_json(
-    reply: Reply, attachments: list[Attachment], settings: Settings, member: Member | None
-) -> dict:
+    reply: ReplyRow, attachments: list[AttachmentRow], settings: Settings, member: SenderRow | None
+) -> dict[str, Any]:
     """A reply as it appears inside a thread."""
     email, name = _reply_author(reply, member)
     return {
@@ -103,9 +110,9 @@ def reply_json(
     }
 
 
-def thread_json(details: ThreadDetails, settings: Settings) -> dict:
-    thread: Feedback = details.thread
-    member: Member = thread.member
+def thread_json(details: ThreadDetails, settings: Settings) -> dict[str, Any]:
+    thread: ThreadRow = details.thread
+    member = thread.sender
     return {
         "id": thread.id,
         "application_id": thread.application_id,
@@ -142,14 +149,16 @@ def _summary(text: str) -> str:
     return text if len(text) <= SUMMARY_LENGTH else text[: SUMMARY_LENGTH - 1] + "…"
 
 
-def listed_reply_json(reply: Reply, attachments: list[Attachment], settings: Settings) -> dict:
+def listed_reply_json(
+    reply: ReplyRow, attachments: list[AttachmentRow], settings: Settings
+) -> dict[str, Any]:
     """A reply as the application replies list shows it, with a summary of its thread."""
-    thread: Feedback = reply.feedback
-    body = reply_json(reply, attachments, settings, thread.member)
+    thread = reply.thread
+    body = reply_json(reply, attachments, settings, thread.sender)
     body["feedback_id"] = thread.id
     body["feedback"] = {
         "id": thread.id,
-        "email": thread.member.email,
+        "email": thread.sender.email,
         "message": _summary(thread.message),
         "sentiment": thread.sentiment,
         "archived": thread.archived,
@@ -159,7 +168,7 @@ def listed_reply_json(reply: Reply, attachments: list[Attachment], settings: Set
     return body
 
 
-def tag_json(tag: Tag) -> dict:
+def tag_json(tag: TagRow) -> dict[str, Any]:
     return {
         "id": tag.id,
         "name": tag.name,

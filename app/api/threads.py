@@ -11,7 +11,8 @@ from app.api.common import parse_id, query_int, read_body, settings
 from app.api.management import data
 from app.api.serializers import listed_reply_json, thread_json
 from app.errors import ValidationError
-from app.models import Application, Feedback
+from app.repositories.applications import ApplicationRow
+from app.repositories.threads import ThreadRow
 from app.services import feedback as feedback_service
 from app.services import replies as replies_service
 from app.services.applications import get_application
@@ -22,11 +23,11 @@ blueprint = Blueprint("threads", __name__)
 INVALID_BODY = "The request body must be a JSON object."
 
 
-async def _application(application_id: str) -> Application:
+async def _application(application_id: str) -> ApplicationRow:
     return await get_application(current_user(), parse_id(application_id, "Invalid application"))
 
 
-async def _thread(application_id: str, feedback_id: str) -> tuple[Application, Feedback]:
+async def _thread(application_id: str, feedback_id: str) -> tuple[ApplicationRow, ThreadRow]:
     """The user's application and one of its threads, from the path."""
     application = await _application(application_id)
     return application, await feedback_service.get_thread(
@@ -54,7 +55,7 @@ def _date_filter() -> date | None:
         raise ValidationError("The date field must match the format Y-m-d.") from None
 
 
-def _page(threads_or_replies_total: int, limit: int, offset: int) -> dict:
+def _page(threads_or_replies_total: int, limit: int, offset: int) -> dict[str, int]:
     return {"total": threads_or_replies_total, "limit": limit, "offset": offset}
 
 

@@ -17,16 +17,17 @@ blueprint = Blueprint("widget", __name__)
 SCRIPT = Path(__file__).resolve().parent.parent / "static" / "widget" / "widget.js"
 MAX_AGE = 300
 
-_cache: dict[str, object] = {}
+_cache: dict[int, tuple[bytes, str]] = {}
 
 
 def _script() -> tuple[bytes, str]:
-    """The script's bytes and ETag, read again only when the file changed."""
+    """The script's bytes and ETag, read again only when the file changed (by its mtime)."""
     mtime = SCRIPT.stat().st_mtime_ns
-    if _cache.get("mtime") != mtime:
+    if mtime not in _cache:
         content = SCRIPT.read_bytes()
-        _cache.update(mtime=mtime, content=content, etag=hashlib.sha256(content).hexdigest()[:20])
-    return _cache["content"], _cache["etag"]  # type: ignore[return-value]
+        _cache.clear()
+        _cache[mtime] = (content, hashlib.sha256(content).hexdigest()[:20])
+    return _cache[mtime]
 
 
 @blueprint.get("/widget.js")

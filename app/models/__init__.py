@@ -1,10 +1,18 @@
 """Tortoise models, one module per aggregate, re-exported here for the ORM and the services."""
 
-from tortoise.models import Model
-
-from app.models.accounts import PLANS, AccessToken, Membership, Organization, SignInFailure, User
+from app.models.accounts import (
+    AGENT,
+    OWNER,
+    PLANS,
+    ROLES,
+    AccessToken,
+    Membership,
+    Organization,
+    PasswordResetRequest,
+    SignInThrottle,
+    User,
+)
 from app.models.applications import PLATFORMS, Application
-from app.models.datetimes import speed_up_datetime_fields
 from app.models.feedback import (
     REPLY_TYPES,
     SENTIMENTS,
@@ -21,9 +29,12 @@ from app.models.feedback import (
 )
 
 __all__ = [
+    "AGENT",
+    "OWNER",
     "PLANS",
     "PLATFORMS",
     "REPLY_TYPES",
+    "ROLES",
     "SENTIMENTS",
     "AccessToken",
     "Application",
@@ -36,13 +47,10 @@ __all__ = [
     "Membership",
     "Organization",
     "OutboundEmail",
+    "PasswordResetRequest",
     "Reply",
     "ReplyDay",
-    "SignInFailure",
+    "SignInThrottle",
     "Tag",
     "User",
 ]
-
-speed_up_datetime_fields(
-    value for value in list(globals().values()) if isinstance(value, type) and issubclass(value, Model)
-)

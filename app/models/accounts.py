@@ -4,6 +4,9 @@ from tortoise import fields
 from tortoise.models import Model
 
 PLANS = ("free", "team")
+OWNER = "owner"
+AGENT = "agent"
+ROLES = (OWNER, AGENT)
 
 
 class User(Model):
@@ -26,7 +29,9 @@ class AccessToken(Model):
     """A personal access token for the management API, stored as its SHA-256 digest only."""
 
     id = fields.IntField(primary_key=True)
-    user = fields.ForeignKeyField("models.User", related_name="tokens", on_delete=fields.CASCADE)
+    user: fields.ForeignKeyRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="tokens", on_delete=fields.CASCADE
+    )
     name = fields.CharField(max_length=100, default="")
     token_hash = fields.CharField(max_length=64, unique=True)
     scopes = fields.CharField(max_length=64)
@@ -36,10 +41,6 @@ class AccessToken(Model):
 
     class Meta:
         table = "access_tokens"
-
-    @property
-    def scope_set(self) -> frozenset[str]:
-        return frozenset(self.scopes.split())
 
 
 class Organization(Model):
@@ -56,13 +57,21 @@ class Organization(Model):
 
 
 class Membership(Model):
-    """The membership of a user in an organization."""
+    """The membership of a user in an organization.
+
+    ``role`` is what the user may do there: an owner manages the members, their roles and which
+    applications belong to the organization; an agent works the inbox of its applications
+    (``app.services.organizations`` holds the rules).
+    """
 
     id = fields.IntField(primary_key=True)
-    organization = fields.ForeignKeyField(
+    organization: fields.ForeignKeyRelation["Organization"] = fields.ForeignKeyField(
         "models.Organization", related_name="memberships", on_delete=fields.CASCADE
     )
-    user = fields.ForeignKeyField("models.User", related_name="memberships", on_delete=fields.CASCADE)
+    user: fields.ForeignKeyRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="memberships", on_delete=fields.CASCADE
+    )
+    role = fields.CharField(max_length=16, default=AGENT, db_default=AGENT)
     created_at = fields.DatetimeField(auto_now_add=True)
 
     class Meta:
@@ -71,13 +80,34 @@ class Membership(Model):
         indexes = (("user_id", "organization_id"),)
 
 
-class SignInFailure(Model):
-    """A failed sign-in, kept for a while to rate-limit guessing per account and per address."""
+class SignInThrottle(Model):
+    """Sign-in attempts admitted in the current window for one key (an account, an address or both).
+
+    Keys are digests, so the table says nothing about who tried. A row is taken with one
+    atomic upsert before the password is checked (app.services.signin).
+    """
 
     id = fields.IntField(primary_key=True)
-    key = fields.CharField(max_length=300)
-    created_at = fields.DatetimeField(auto_now_add=True)
+    key = fields.CharField(max_length=80, unique=True)
+    window_started_at = fields.DatetimeField()
+    admitted = fields.IntField(default=0)
+    last_admitted_at = fields.DatetimeField()
+    last_refused = fields.BooleanField(default=False)
 
     class Meta:
-        table = "sign_in_failures"
-        indexes = (("key", "created_at"),)
+        table = "sign_in_throttles"
+        indexes = (("window_started_at",),)
+
+
+class PasswordResetRequest(Model):
+    """A password reset e-mail sent to a user, kept for an hour to limit how many are sent."""
+
+    id = fields.IntField(primary_key=True)
+    user: fields.ForeignKeyRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="password_reset_requests", on_delete=fields.CASCADE
+    )
+    created_at = fields.DatetimeField()
+
+    class Meta:
+        table = "password_reset_requests"
+        indexes = (("user_id", "created_at"),)

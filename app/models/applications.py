@@ -1,7 +1,12 @@
 """Applications: the products whose users send feedback."""
 
+from typing import TYPE_CHECKING
+
 from tortoise import fields
 from tortoise.models import Model
+
+if TYPE_CHECKING:
+    from app.models.accounts import Organization, User
 
 PLATFORMS = ("javascript", "ios", "android", "api")
 
@@ -10,12 +15,15 @@ class Application(Model):
     """An application with its platform keys, intake address and reply-time statistics.
 
     ``first_reply_total`` and ``first_reply_count`` are kept up to date when a thread gets its
-    first public reply, so the average is read, never recomputed by scanning threads.
+    first public reply (app.services.counters), so the average is read, never recomputed by
+    scanning threads (ApplicationRow.average_first_reply_time).
     """
 
     id = fields.IntField(primary_key=True)
-    owner = fields.ForeignKeyField("models.User", related_name="applications", on_delete=fields.CASCADE)
-    organization = fields.ForeignKeyField(
+    owner: fields.ForeignKeyRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="applications", on_delete=fields.CASCADE
+    )
+    organization: fields.ForeignKeyNullableRelation["Organization"] = fields.ForeignKeyField(
         "models.Organization", related_name="applications", null=True, on_delete=fields.SET_NULL
     )
     name = fields.CharField(max_length=200)
@@ -39,9 +47,3 @@ class Application(Model):
     class Meta:
         table = "applications"
         indexes = (("owner_id",), ("organization_id",))
-
-    @property
-    def average_first_reply_time(self) -> int:
-        if not self.first_reply_count:
-            return 0
-        return round(self.first_reply_total / self.first_reply_count)

@@ -1,7 +1,13 @@
 """Feedback threads and what hangs off them: senders, replies, tags, attachments, form opens."""
 
+from typing import TYPE_CHECKING, Any
+
 from tortoise import fields
 from tortoise.models import Model
+
+if TYPE_CHECKING:
+    from app.models.accounts import User
+    from app.models.applications import Application
 
 SENTIMENTS = ("positive", "neutral", "negative")
 REPLY_TYPES = ("reply", "note")
@@ -11,7 +17,7 @@ class Member(Model):
     """A sender of feedback, unique per application and e-mail address."""
 
     id = fields.IntField(primary_key=True)
-    application = fields.ForeignKeyField(
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
         "models.Application", related_name="members", on_delete=fields.CASCADE
     )
     email = fields.CharField(max_length=254)
@@ -28,10 +34,12 @@ class Feedback(Model):
     """A feedback thread: one submitted message and the conversation that follows it."""
 
     id = fields.IntField(primary_key=True)
-    application = fields.ForeignKeyField(
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
         "models.Application", related_name="threads", on_delete=fields.CASCADE
     )
-    member = fields.ForeignKeyField("models.Member", related_name="threads", on_delete=fields.CASCADE)
+    member: fields.ForeignKeyRelation["Member"] = fields.ForeignKeyField(
+        "models.Member", related_name="threads", on_delete=fields.CASCADE
+    )
     message = fields.TextField()
     sentiment = fields.CharField(max_length=8)
     sentiment_corrected = fields.BooleanField(default=False)
@@ -41,7 +49,7 @@ class Feedback(Model):
     language = fields.CharField(max_length=2, default="en")
     ip_address = fields.CharField(max_length=64, default="")
     user_agent = fields.TextField(default="")
-    properties = fields.JSONField(default=list)
+    properties: Any = fields.JSONField(default=list)
     first_reply_time = fields.IntField(null=True)
     last_reply_at = fields.DatetimeField()
     created_at = fields.DatetimeField(auto_now_add=True)
@@ -61,11 +69,15 @@ class Reply(Model):
     """A public reply or an internal note in a thread, from an agent or from the customer."""
 
     id = fields.IntField(primary_key=True)
-    application = fields.ForeignKeyField(
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
         "models.Application", related_name="replies", on_delete=fields.CASCADE
     )
-    feedback = fields.ForeignKeyField("models.Feedback", related_name="replies", on_delete=fields.CASCADE)
-    user = fields.ForeignKeyField("models.User", related_name="replies", null=True, on_delete=fields.SET_NULL)
+    feedback: fields.ForeignKeyRelation["Feedback"] = fields.ForeignKeyField(
+        "models.Feedback", related_name="replies", on_delete=fields.CASCADE
+    )
+    user: fields.ForeignKeyNullableRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="replies", null=True, on_delete=fields.SET_NULL
+    )
     type = fields.CharField(max_length=8, default="reply")
     message = fields.TextField()
     from_agent = fields.BooleanField(default=True)
@@ -86,7 +98,7 @@ class ReplyDay(Model):
     """
 
     id = fields.IntField(primary_key=True)
-    application = fields.ForeignKeyField(
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
         "models.Application", related_name="reply_days", on_delete=fields.CASCADE
     )
     day = fields.DateField()
@@ -101,7 +113,9 @@ class Tag(Model):
     """A tag of an application. Counts of open and archived threads are kept on write."""
 
     id = fields.IntField(primary_key=True)
-    application = fields.ForeignKeyField("models.Application", related_name="tags", on_delete=fields.CASCADE)
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
+        "models.Application", related_name="tags", on_delete=fields.CASCADE
+    )
     name = fields.CharField(max_length=64)
     color = fields.CharField(max_length=7)
     open_count = fields.IntField(default=0)
@@ -117,8 +131,12 @@ class FeedbackTag(Model):
     """The link between a thread and one of its tags."""
 
     id = fields.IntField(primary_key=True)
-    feedback = fields.ForeignKeyField("models.Feedback", related_name="tag_links", on_delete=fields.CASCADE)
-    tag = fields.ForeignKeyField("models.Tag", related_name="feedback_links", on_delete=fields.CASCADE)
+    feedback: fields.ForeignKeyRelation["Feedback"] = fields.ForeignKeyField(
+        "models.Feedback", related_name="tag_links", on_delete=fields.CASCADE
+    )
+    tag: fields.ForeignKeyRelation["Tag"] = fields.ForeignKeyField(
+        "models.Tag", related_name="feedback_links", on_delete=fields.CASCADE
+    )
 
     class Meta:
         table = "feedback_tags"
@@ -127,16 +145,20 @@ class FeedbackTag(Model):
 
 
 class Attachment(Model):
-    """A file uploaded through the capture API, whose bytes live under EARFUL_DATA_DIR."""
+    """A file uploaded through the capture API, whose bytes live under EARFUL_DATA_DIR.
 
-    id = fields.IntField(primary_key=True)
-    application = fields.ForeignKeyField(
+    Ids are random (53 bits, safe in JavaScript): an upload is claimed by its id alone, so a
+    sequential id let anyone with the public widget key take another visitor's upload.
+    """
+
+    id = fields.BigIntField(primary_key=True, generated=False)
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
         "models.Application", related_name="attachments", on_delete=fields.CASCADE
     )
-    feedback = fields.ForeignKeyField(
+    feedback: fields.ForeignKeyNullableRelation["Feedback"] = fields.ForeignKeyField(
         "models.Feedback", related_name="attachments", null=True, on_delete=fields.CASCADE
     )
-    reply = fields.ForeignKeyField(
+    reply: fields.ForeignKeyNullableRelation["Reply"] = fields.ForeignKeyField(
         "models.Reply", related_name="attachments", null=True, on_delete=fields.CASCADE
     )
     name = fields.CharField(max_length=255)
@@ -148,14 +170,19 @@ class Attachment(Model):
 
     class Meta:
         table = "attachments"
-        indexes = (("feedback_id",), ("application_id", "feedback_id"))
+        indexes = (
+            ("feedback_id",),
+            ("application_id", "feedback_id"),
+            ("reply_id",),
+            ("feedback_id", "reply_id", "created_at"),  # uploads never claimed, by age
+        )
 
 
 class FormOpen(Model):
     """One display of the feedback form, counted for the statistics of opens against submits."""
 
     id = fields.IntField(primary_key=True)
-    application = fields.ForeignKeyField(
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
         "models.Application", related_name="form_opens", on_delete=fields.CASCADE
     )
     created_at = fields.DatetimeField(auto_now_add=True)
@@ -173,13 +200,15 @@ class OutboundEmail(Model):
     """
 
     id = fields.IntField(primary_key=True)
-    application = fields.ForeignKeyField(
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
         "models.Application", related_name="outbound_emails", on_delete=fields.CASCADE
     )
-    feedback = fields.ForeignKeyField(
+    feedback: fields.ForeignKeyRelation["Feedback"] = fields.ForeignKeyField(
         "models.Feedback", related_name="outbound_emails", on_delete=fields.CASCADE
     )
-    reply = fields.ForeignKeyField("models.Reply", related_name="outbound_emails", on_delete=fields.CASCADE)
+    reply: fields.ForeignKeyRelation["Reply"] = fields.ForeignKeyField(
+        "models.Reply", related_name="outbound_emails", on_delete=fields.CASCADE
+    )
     to_address = fields.CharField(max_length=254)
     message_id = fields.CharField(max_length=255, unique=True)
     status = fields.CharField(max_length=8, default="pending")
@@ -199,7 +228,7 @@ class InboundEmail(Model):
 
     id = fields.IntField(primary_key=True)
     message_id = fields.CharField(max_length=255, unique=True)
-    feedback = fields.ForeignKeyField(
+    feedback: fields.ForeignKeyRelation["Feedback"] = fields.ForeignKeyField(
         "models.Feedback", related_name="inbound_emails", on_delete=fields.CASCADE
     )
     created_at = fields.DatetimeField(auto_now_add=True)

@@ -6,13 +6,19 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
-from app.db import select_models
+from app.db import transactional
 from app.errors import Forbidden, NotFound, ValidationError
 from app.i18n import N_
-from app.models import PLATFORMS, Application, Membership, User
+from app.models import PLATFORMS
+from app.repositories import applications, organizations
+from app.repositories.accounts import UserRow
+from app.repositories.applications import ApplicationRow
+from app.repositories.organizations import OrganizationRow
 from app.services.files import EXTENSIONS, IMAGE_TYPES, IncomingFile, remove_file, sniff_mime_type, write_file
+from app.services.organizations import check_can_move_application
 from app.services.security import random_token, secrets_match
 from app.services.validation import MAX_ID, is_http_url, parse_bool, parse_int
 
@@ -20,38 +26,27 @@ MAX_LOGO_BYTES = 2 * 1024 * 1024
 MAX_TARGET_SECONDS = 365 * 86400
 
 
-# Who sees an application (``a``): its owner and the members of its organization. Every request
-# of the management API and of the inbox looks its application up through this, so it is read
-# with a plain statement (see app.db).
-VISIBLE = (
-    "(a.owner_id = {} OR a.organization_id IN "
-    "(SELECT m.organization_id FROM memberships m WHERE m.user_id = {}))"
-)
+async def list_applications(user: UserRow) -> list[ApplicationRow]:
+    """Every application the user may see (its own, and its organizations'), oldest first."""
+    return await applications.visible_applications(user.id)
 
 
-async def list_applications(user: User) -> list[Application]:
-    """Every application the user may see, oldest first."""
-    return await select_models(Application, "a", f"WHERE {VISIBLE} ORDER BY a.id", [user.id, user.id])
-
-
-async def get_application(user: User, application_id: int) -> Application:
+async def get_application(user: UserRow, application_id: int) -> ApplicationRow:
     """One application the user may see; any other id is 'Invalid application'."""
-    found = await select_models(
-        Application, "a", f"WHERE a.id = {{}} AND {VISIBLE}", [application_id, user.id, user.id]
-    )
-    if not found:
+    application = await applications.visible_application(user.id, application_id)
+    if application is None:
         raise NotFound("Invalid application")
-    return found[0]
+    return application
 
 
-def application_keys(application: Application, intake_domain: str) -> dict[str, str]:
+def application_keys(application: ApplicationRow, intake_domain: str) -> dict[str, str]:
     """The platform keys and the e-mail intake address of an application."""
     keys = {platform: getattr(application, f"key_{platform}") for platform in PLATFORMS}
     keys["email"] = intake_address(application, intake_domain)
     return keys
 
 
-def intake_address(application: Application, intake_domain: str) -> str:
+def intake_address(application: ApplicationRow, intake_domain: str) -> str:
     """The address that turns e-mail into threads of this application."""
     return f"feedback-{application.id}-{application.intake_token}@{intake_domain}"
 
@@ -60,21 +55,26 @@ def _new_keys() -> dict[str, str]:
     return {f"key_{platform}": random_token(24) for platform in PLATFORMS}
 
 
-async def _check_organization(user: User, value: object) -> int | None:
-    if value is None or value == "":
-        return None
-    organization_id = parse_int(value)
-    if organization_id is None:
-        raise ValidationError("The organization id field must be an integer.")
-    if not 1 <= organization_id <= MAX_ID or not await Membership.exists(
-        user_id=user.id, organization_id=organization_id
-    ):
-        raise NotFound("Invalid organization")
+async def _check_organization(user: UserRow, value: object, current: int | None) -> int | None:
+    """The organization the application is to belong to; moving it there is for owners."""
+    organization_id: int | None = None
+    if value is not None and value != "":
+        organization_id = parse_int(value)
+        if organization_id is None:
+            raise ValidationError("The organization id field must be an integer.")
+        if not 1 <= organization_id <= MAX_ID:
+            raise NotFound("Invalid organization")
+    if organization_id != current:
+        await check_can_move_application(user, current, organization_id)
     return organization_id
 
 
-async def _clean_fields(user: User, data: Mapping[str, object], creating: bool) -> dict[str, object]:
-    """Validate the application fields that were sent; only those are returned."""
+async def _clean_fields(
+    user: UserRow, data: Mapping[str, object], current: ApplicationRow | None
+) -> dict[str, object]:
+    """Validate the application fields that were sent (to ``current``, or to a new application
+    when it is None); only those are returned."""
+    creating = current is None
     fields: dict[str, object] = {}
     if "name" in data or creating:
         name = data.get("name")
@@ -110,7 +110,9 @@ async def _clean_fields(user: User, data: Mapping[str, object], creating: bool) 
             )
         fields["target_average_first_reply_time"] = target
     if "organization_id" in data:
-        fields["organization_id"] = await _check_organization(user, data["organization_id"])
+        fields["organization_id"] = await _check_organization(
+            user, data["organization_id"], current.organization_id if current else None
+        )
     return fields
 
 
@@ -130,53 +132,83 @@ def logos_dir(data_dir: Path, application_id: int) -> Path:
 
 
 async def create_application(
-    user: User, data: Mapping[str, object], logo: IncomingFile | None, data_dir: Path
-) -> Application:
-    """Create an application owned by ``user`` with fresh keys and intake address."""
-    fields = await _clean_fields(user, data, creating=True)
+    user: UserRow, data: Mapping[str, object], logo: IncomingFile | None, data_dir: Path
+) -> ApplicationRow:
+    """Create an application owned by ``user`` with fresh keys and intake address, its logo
+    included, in one transaction (the logo's file goes when the transaction fails)."""
     mime_type = _check_logo(logo) if logo else None
-    application = await Application.create(
-        owner_id=user.id, intake_token=secrets.token_hex(6), **_new_keys(), **fields
-    )
-    if logo and mime_type:
-        application.logo_name = write_file(
-            logos_dir(data_dir, application.id), logo.content, EXTENSIONS[mime_type]
+    written: list[Path] = []
+
+    @transactional
+    async def insert() -> ApplicationRow:
+        fields = await _clean_fields(user, data, None)
+        now = datetime.now(UTC)
+        application = await applications.insert_application(
+            user.id, _new_keys(), secrets.token_hex(6), fields, now
         )
-        await application.save(update_fields=["logo_name"])
-    return application
+        if logo and mime_type:
+            folder = logos_dir(data_dir, application.id)
+            application.logo_name = write_file(folder, logo.content, EXTENSIONS[mime_type])
+            written.append(folder / application.logo_name)
+            await applications.update_settings(application.id, {"logo_name": application.logo_name}, now)
+        return application
+
+    try:
+        return await insert()
+    except BaseException:
+        for path in written:
+            remove_file(path)
+        raise
 
 
 async def update_application(
-    user: User,
-    application: Application,
+    user: UserRow,
+    application: ApplicationRow,
     data: Mapping[str, object],
     logo: IncomingFile | None,
     data_dir: Path,
-) -> Application:
-    """Change the fields that were sent; the others keep their value."""
-    fields = await _clean_fields(user, data, creating=False)
+) -> ApplicationRow:
+    """Change the fields that were sent; the others keep their value. A request that sends none
+    is refused, as an empty PATCH of a thread is: it is a client's mistake, not a read.
+
+    One transaction; a new logo's file goes when it fails, the old one when it succeeds.
+    """
+    mime_type = _check_logo(logo) if logo else None
+    written: list[Path] = []
+
+    @transactional
+    async def update() -> None:
+        fields = await _clean_fields(user, data, application)
+        if not fields and not logo:
+            raise ValidationError("Nothing sent to update")
+        if logo and mime_type:
+            folder = logos_dir(data_dir, application.id)
+            fields["logo_name"] = write_file(folder, logo.content, EXTENSIONS[mime_type])
+            written.append(folder / str(fields["logo_name"]))
+        await applications.update_settings(application.id, fields, datetime.now(UTC))
+
     old_logo = application.logo_name
-    if logo:
-        mime_type = _check_logo(logo)
-        fields["logo_name"] = write_file(
-            logos_dir(data_dir, application.id), logo.content, EXTENSIONS[mime_type]
-        )
-    if fields:
-        application.update_from_dict(fields)
-        await application.save()
-        _capture_cache.forget(application.id)
+    try:
+        await update()
+    except BaseException:
+        for path in written:
+            remove_file(path)
+        raise
+    _capture_cache.forget(application.id)
     if logo and old_logo:
         remove_file(logos_dir(data_dir, application.id) / old_logo)
-    return application
+    updated = await applications.application_by_id(application.id)
+    assert updated is not None  # it was just written
+    return updated
 
 
-async def rotate_key(application: Application, platform: str) -> str:
+async def rotate_key(application: ApplicationRow, platform: str) -> str:
     """Replace one platform key; the old one stops working at once in this worker, and within
     ``CAPTURE_CACHE_SECONDS`` in the others."""
     if platform not in PLATFORMS:
         raise ValidationError("The selected platform is invalid.")
     key = random_token(24)
-    await Application.filter(id=application.id).update(**{f"key_{platform}": key})
+    await transactional(applications.set_key)(application.id, platform, key)
     _capture_cache.forget(application.id)
     setattr(application, f"key_{platform}", key)
     return key
@@ -194,14 +226,14 @@ class _CaptureCache:
     def __init__(self, seconds: float, size: int) -> None:
         self.seconds = seconds
         self.size = size
-        self._entries: OrderedDict[int, tuple[float, Application]] = OrderedDict()
+        self._entries: OrderedDict[int, tuple[float, ApplicationRow]] = OrderedDict()
 
-    async def get(self, application_id: int) -> Application | None:
+    async def get(self, application_id: int) -> ApplicationRow | None:
         now = time.monotonic()
         entry = self._entries.get(application_id)
         if entry is not None and entry[0] > now:
             return entry[1]
-        application = await Application.get_or_none(id=application_id)
+        application = await applications.application_by_id(application_id)
         if application is None:
             self._entries.pop(application_id, None)
             return None
@@ -227,7 +259,7 @@ def forget_capture_cache() -> None:
     _capture_cache.clear()
 
 
-async def authenticate_capture(application_id: int, key: str | None, missing: str) -> Application:
+async def authenticate_capture(application_id: int, key: str | None, missing: str) -> ApplicationRow:
     """The application of a capture request, checked in the contract's order: exists, then key.
 
     Every platform key is compared, in constant time, whatever matched before.
@@ -242,8 +274,24 @@ async def authenticate_capture(application_id: int, key: str | None, missing: st
     return application
 
 
-async def list_applications_with_organizations(user: User) -> list[Application]:
-    """Every application the user may see, oldest first, with its organization loaded."""
-    applications = await list_applications(user)
-    await Application.fetch_for_list(applications, "organization")
-    return applications
+async def list_applications_with_organizations(user: UserRow) -> list[ApplicationRow]:
+    """Every application the user may see, oldest first, with its organization."""
+    return await applications.visible_applications_with_organizations(user.id)
+
+
+async def organization_of(application: ApplicationRow) -> OrganizationRow | None:
+    """The organization the application belongs to, if any."""
+    if application.organization_id is None:
+        return None
+    return await organizations.organization_by_id(application.organization_id)
+
+
+async def has_logo(application_id: int, name: str) -> bool:
+    """Whether ``name`` is the application's current logo (older logos are not served)."""
+    return await applications.has_logo(application_id, name)
+
+
+async def applications_for_recompute(application_id: int | None = None) -> list[ApplicationRow]:
+    """Every application (or the one with this id), oldest first: for commands that go through
+    all of them."""
+    return await applications.applications_by_id(application_id)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import mimetypes
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+
+from app.private_files import write_private_file
 
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -53,12 +54,10 @@ def clean_filename(filename: str) -> str:
 
 
 def write_file(directory: Path, content: bytes, suffix: str = "") -> str:
-    """Write bytes under a new random name in ``directory`` and return that name."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write bytes under a new random name in ``directory`` (0600, in 0700 folders) and return
+    that name."""
     name = secrets.token_hex(16) + suffix
-    temporary = directory / f".{name}.part"
-    temporary.write_bytes(content)
-    os.replace(temporary, directory / name)
+    write_private_file(directory / name, content)
     return name
 
 

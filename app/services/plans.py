@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from app.db import transactional
 from app.errors import NotFound, ValidationError
-from app.models import PLANS, Application, Organization, User
+from app.models import PLANS
+from app.repositories import accounts, organizations
+from app.repositories.applications import ApplicationRow
 
 PLANS_WITH_NOTES = frozenset({"team"})
 
 
-async def plan_of_application(application: Application) -> str:
+async def plan_of_application(application: ApplicationRow) -> str:
     """Return the application's plan: its organization's, else its owner's."""
     if application.organization_id is not None:
-        plan = await Organization.filter(id=application.organization_id).values_list("plan", flat=True)
+        plan = await organizations.plan_of_organization(application.organization_id)
     else:
-        plan = await User.filter(id=application.owner_id).values_list("plan", flat=True)
-    return plan[0] if plan else "free"
+        plan = await accounts.plan_of_user(application.owner_id)
+    return plan or "free"
 
 
-async def includes_internal_notes(application: Application) -> bool:
+async def includes_internal_notes(application: ApplicationRow) -> bool:
     """Tell whether the application's plan includes internal notes."""
     return await plan_of_application(application) in PLANS_WITH_NOTES
 
@@ -31,15 +34,17 @@ def check_plan_name(plan: str) -> str:
     return plan
 
 
+@transactional
 async def set_organization_plan(organization_id: int, plan: str) -> None:
     """Put an organization on a plan."""
     check_plan_name(plan)
-    if not await Organization.filter(id=organization_id).update(plan=plan):
+    if not await organizations.set_organization_plan(organization_id, plan):
         raise NotFound("Invalid organization")
 
 
+@transactional
 async def set_user_plan(email: str, plan: str) -> None:
     """Put a user's own applications on a plan."""
     check_plan_name(plan)
-    if not await User.filter(email=email.strip().lower()).update(plan=plan):
+    if not await accounts.set_user_plan(email.strip().lower(), plan):
         raise NotFound("Unknown user %(email)s", email=email)

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
-from tortoise import connections
-from tortoise.functions import Count
-
-from app.models import SENTIMENTS, Application, Feedback, FormOpen
+from app.db import transactional
+from app.models import SENTIMENTS
+from app.repositories import stats
+from app.repositories.applications import ApplicationRow
 
 PERIODS = (7, 30, 90)
 DEFAULT_PERIOD = 30
@@ -102,29 +102,12 @@ def _midnight(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-async def _threads_per_day_and_sentiment(application_id: int, since: datetime, until: datetime) -> list[dict]:
-    """One row per (UTC day, sentiment) with its count of threads."""
-    conn = connections.get("default")
-    if conn.capabilities.dialect == "sqlite":
-        # Tortoise stores aware datetimes as ISO text in UTC; date() reads them as UTC.
-        day, marks = "date(created_at)", ("?", "?", "?")
-    else:
-        day, marks = "(created_at AT TIME ZONE 'UTC')::date", ("$1", "$2", "$3")
-    sql = (
-        f"SELECT {day} AS day, sentiment, COUNT(*) AS total FROM feedback "
-        f"WHERE application_id = {marks[0]} AND created_at >= {marks[1]} AND created_at < {marks[2]} "
-        f"GROUP BY {day}, sentiment"
-    )
-    return await conn.execute_query_dict(sql, [application_id, since, until])
-
-
-def _fill_days(rows: Sequence[dict], start: date, end: date) -> list[Day]:
+def _fill_days(rows: Sequence[tuple[date, str, int]], start: date, end: date) -> list[Day]:
     """Every day of the period in order, days without feedback as zeros."""
     counts: dict[date, dict[str, int]] = {}
-    for row in rows:
-        day = row["day"] if isinstance(row["day"], date) else date.fromisoformat(str(row["day"]))
+    for day, sentiment, total in rows:
         per_sentiment = counts.setdefault(day, dict.fromkeys(SENTIMENTS, 0))
-        per_sentiment[row["sentiment"]] = per_sentiment.get(row["sentiment"], 0) + int(row["total"])
+        per_sentiment[sentiment] = per_sentiment.get(sentiment, 0) + total
     result = []
     for offset in range((end - start).days + 1):
         day = start + timedelta(days=offset)
@@ -134,37 +117,28 @@ def _fill_days(rows: Sequence[dict], start: date, end: date) -> list[Day]:
 
 
 async def _nps(application_id: int, since: datetime, until: datetime) -> Nps:
-    rows = (
-        await Feedback.filter(
-            application_id=application_id,
-            created_at__gte=since,
-            created_at__lt=until,
-            nps__isnull=False,
-        )
-        .annotate(count=Count("id"))
-        .group_by("nps")
-        .values("nps", "count")
-    )
     totals = {"promoters": 0, "passives": 0, "detractors": 0}
-    for row in rows:
-        rating, count = int(row["nps"]), int(row["count"])
+    for rating, count in (await stats.nps_ratings(application_id, since, until)).items():
         group = "promoters" if rating >= 9 else "passives" if rating >= 7 else "detractors"
         totals[group] += count
     return Nps(**totals)
 
 
+@transactional
+async def record_form_open(application: ApplicationRow) -> None:
+    """The feedback form was shown: counted for the opens against submissions."""
+    await stats.record_form_open(application.id, datetime.now(UTC))
+
+
 async def application_statistics(
-    application: Application, days: int = DEFAULT_PERIOD, today: date | None = None
+    application: ApplicationRow, days: int = DEFAULT_PERIOD, today: date | None = None
 ) -> Statistics:
     """Feedback per day, sentiment split, NPS, reply time and form conversion of a period."""
     start, end = period_bounds(days, today)
     since, until = _midnight(start), _midnight(end + timedelta(days=1))
-    rows = await _threads_per_day_and_sentiment(application.id, since, until)
-    per_day = _fill_days(rows, start, end)
+    per_day = _fill_days(await stats.threads_per_day_and_sentiment(application.id, since, until), start, end)
     sentiments = {name: sum(day.sentiments.get(name, 0) for day in per_day) for name in SENTIMENTS}
-    opens = await FormOpen.filter(
-        application_id=application.id, created_at__gte=since, created_at__lt=until
-    ).count()
+    opens = await stats.form_opens(application.id, since, until)
     return Statistics(
         start=start,
         end=end,
@@ -176,18 +150,3 @@ async def application_statistics(
         replied_threads=application.first_reply_count,
         target_first_reply_time=application.target_average_first_reply_time,
     )
-
-
-def format_duration(seconds: int) -> str:
-    """A duration for people: '45 s', '5 min', '2 h 5 min', '1 d 3 h'."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h" if hours else f"{days} d"

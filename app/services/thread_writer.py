@@ -26,15 +26,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from tortoise import connections
-
-from app.db import atomic, dialect, execute, in_open_transaction, insert_statement, parameters, value_groups
-from app.models import Feedback
+from app.db import in_open_transaction, transactional
+from app.errors import DomainError
+from app.repositories import tags, threads
+from app.repositories.threads import NewThreadRow, ThreadRow
+from app.services import counters
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
 
 if TYPE_CHECKING:
-    from app.services.feedback import Submission
+    from app.services.submissions import Submission
 
 MAX_BATCH = 64
 
@@ -48,132 +49,72 @@ class NewThread:
     sentiment: str
 
 
-async def _upsert_members(items: Sequence[NewThread], now: datetime) -> dict[tuple[int, str], int]:
-    """Insert the senders, or update the name of those who give one, and return their ids.
-
-    One statement (``ON CONFLICT ... RETURNING``, PostgreSQL and SQLite >= 3.35), the first of
-    the unit: a write, so that SQLite takes its lock at once. Sorted, so that two batches lock
-    the same senders in the same order.
-    """
-    names: dict[tuple[int, str], str] = {}
-    for item in items:
-        key = (item.application_id, item.submission.email)
-        if item.submission.name or key not in names:
-            names[key] = item.submission.name
-    connection = connections.get("default")
-    values: list[object] = []
-    for (application_id, email), name in sorted(names.items()):
-        values += [application_id, email, name, now, now]
-    rows = await connection.execute_query_dict(
-        'INSERT INTO "members" ("application_id", "email", "name", "created_at", "updated_at") '
-        f"VALUES {value_groups(_postgres(), len(names), 5)} "
-        'ON CONFLICT ("application_id", "email") DO UPDATE SET '
-        '"name" = CASE WHEN excluded."name" <> \'\' THEN excluded."name" ELSE "members"."name" END, '
-        '"updated_at" = CASE WHEN excluded."name" <> \'\' THEN excluded."updated_at" '
-        'ELSE "members"."updated_at" END '
-        'RETURNING "id", "application_id", "email"',
-        values,
-    )
-    return {(row["application_id"], row["email"]): row["id"] for row in rows}
-
-
 @dataclass
 class Written:
     """Threads written by :func:`insert_threads`, and the ids of the tags they were linked to."""
 
-    threads: list[Feedback]
+    threads: list[ThreadRow]
     tag_ids: dict[tuple[int, str], int]
+
+
+def _new_row(item: NewThread) -> NewThreadRow:
+    submission = item.submission
+    return NewThreadRow(
+        application_id=item.application_id,
+        email=submission.email,
+        name=submission.name,
+        message=submission.message,
+        sentiment=item.sentiment,
+        nps=submission.nps,
+        url=submission.url,
+        language=submission.language,
+        ip_address=submission.ip_address,
+        user_agent=submission.user_agent,
+        properties=submission.properties,
+    )
 
 
 async def insert_threads(items: Sequence[NewThread]) -> Written:
     """Write new threads with their senders, uploads and tags; run it inside a transaction.
 
-    Statements, whatever the number of threads: the sender upsert, the thread ids, one insert of
-    the threads, the tags this worker does not know yet (created if new), one insert of the
-    links, one update of the tags' counts and one of each application's; plus one claim per
-    thread with uploads.
+    Statements, whatever the number of threads: the sender upsert (a write first), the thread
+    ids, one insert of the threads, the tags this worker does not know yet (created if new), one
+    insert of the links, and the counters (app.services.counters); plus one claim per thread
+    with uploads.
     """
     now = datetime.now(UTC)
-    members = await _upsert_members(items, now)
-    ids = await _reserve_thread_ids(len(items))
-    threads = [
-        Feedback(
+    rows = [_new_row(item) for item in items]
+    members = await threads.upsert_senders(rows, now)
+    ids = await threads.reserve_thread_ids(len(items))
+    written = [
+        ThreadRow(
             id=thread_id,
-            application_id=item.application_id,
-            member_id=members[(item.application_id, item.submission.email)],
-            message=item.submission.message,
-            sentiment=item.sentiment,
-            nps=item.submission.nps,
-            url=item.submission.url,
-            language=item.submission.language,
-            ip_address=item.submission.ip_address,
-            user_agent=item.submission.user_agent,
-            properties=item.submission.properties,
+            application_id=row.application_id,
+            member_id=members[(row.application_id, row.email)],
+            message=row.message,
+            sentiment=row.sentiment,
+            sentiment_corrected=False,
+            archived=False,
+            nps=row.nps,
+            url=row.url,
+            language=row.language,
+            ip_address=row.ip_address,
+            user_agent=row.user_agent,
+            properties=row.properties,
+            first_reply_time=None,
+            last_reply_at=now,
             created_at=now,
             updated_at=now,
-            last_reply_at=now,
         )
-        for thread_id, item in zip(ids, items, strict=True)
+        for thread_id, row in zip(ids, rows, strict=True)
     ]
-    await _insert("feedback", THREAD_COLUMNS, [_thread_row(thread) for thread in threads])
-    for thread in threads:
-        thread._saved_in_db = True  # what the ORM's own insert marks: a later save() updates
-    for item, thread in zip(items, threads, strict=True):
+    await threads.insert_threads(written)
+    for item, thread in zip(items, written, strict=True):
         await claim_for_thread(item.application_id, thread.id, item.submission.attachments)
-    tag_ids = await _tag_new_threads(items, threads)
+    tag_ids = await _tag_new_threads(items, written)
     for application_id, count in Counter(item.application_id for item in items).items():
-        await execute(
-            'UPDATE "applications" SET "open_threads" = "open_threads" + {} WHERE "id" = {}',
-            [count, application_id],
-        )
-    return Written(threads, tag_ids)
-
-
-# Plain statements rather than the ORM's bulk_create and CASE updates: building those queries
-# cost more CPU than the rest of a submit's writes together (~250 us per thread in a batch of 16).
-THREAD_COLUMNS = (
-    "id", "application_id", "member_id", "message", "sentiment", "sentiment_corrected", "archived", "nps",
-    "url", "language", "ip_address", "user_agent", "properties", "first_reply_time", "last_reply_at",
-    "created_at", "updated_at",
-)  # fmt: skip
-_PROPERTIES = Feedback._meta.fields_map["properties"]
-
-
-def _thread_row(thread: Feedback) -> tuple:
-    return (
-        thread.id, thread.application_id, thread.member_id, thread.message, thread.sentiment,
-        thread.sentiment_corrected, thread.archived, thread.nps, thread.url, thread.language,
-        thread.ip_address, thread.user_agent, _PROPERTIES.to_db_value(thread.properties, thread),
-        thread.first_reply_time, thread.last_reply_at, thread.created_at, thread.updated_at,
-    )  # fmt: skip
-
-
-def _postgres() -> bool:
-    return dialect() == "postgres"
-
-
-async def _insert(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
-    statement = insert_statement(table, columns, len(rows), _postgres())
-    await connections.get("default").execute_query(statement, [value for row in rows for value in row])
-
-
-async def _reserve_thread_ids(count: int) -> list[int]:
-    """Take ``count`` new thread ids, so that the threads go in one multi-row insert.
-
-    PostgreSQL draws them from the id sequence. SQLite has no sequence to draw from, but the unit
-    already holds the database's write lock (its first statement is a write), so the next ids
-    after ``sqlite_sequence`` (AUTOINCREMENT: ids of deleted threads are never reused) are ours;
-    inserting them moves the sequence on.
-    """
-    connection = connections.get("default")
-    if _postgres():
-        _, rows = await connection.execute_query(
-            "SELECT nextval(pg_get_serial_sequence('feedback', 'id')) FROM generate_series(1, $1)", [count]
-        )
-        return sorted(row[0] for row in rows)
-    _, rows = await connection.execute_query("SELECT seq FROM sqlite_sequence WHERE name = 'feedback'")
-    last = rows[0][0] if rows else 0
-    return list(range(last + 1, last + 1 + count))
+        await counters.threads_added(application_id, opened=count)
+    return Written(written, tag_ids)
 
 
 class KnownTags:
@@ -204,7 +145,7 @@ known_tags = KnownTags(size=100_000)
 
 
 async def _tag_new_threads(
-    items: Sequence[NewThread], threads: Sequence[Feedback]
+    items: Sequence[NewThread], written: Sequence[ThreadRow]
 ) -> dict[tuple[int, str], int]:
     """Link new (open) threads to their tags and count them on each tag; returns the tag ids."""
     tag_ids: dict[tuple[int, str], int] = {}
@@ -223,25 +164,21 @@ async def _tag_new_threads(
         return tag_ids
     links = [
         (thread.id, tag_ids[(item.application_id, name)])
-        for item, thread in zip(items, threads, strict=True)
+        for item, thread in zip(items, written, strict=True)
         for name in item.submission.tags
     ]
-    await _insert("feedback_tags", ("feedback_id", "tag_id"), links)
-    gained = sorted(Counter(tag_id for _, tag_id in links).items())
-    # One statement for every tag: separate updates could lock two tags in opposite orders in
-    # two workers' batches, a deadlock PostgreSQL only breaks after a second.
-    cases = " ".join('WHEN {} THEN "open_count" + {}' for _ in gained)
-    await execute(
-        f'UPDATE "tags" SET "open_count" = CASE "id" {cases} END WHERE "id" IN ({parameters(len(gained))})',
-        [value for pair in gained for value in pair] + [tag_id for tag_id, _ in gained],
-    )
+    await tags.insert_links(links)
+    gained = Counter(tag_id for _, tag_id in links)
+    await counters.tag_links_added({tag_id: (count, 0) for tag_id, count in gained.items()})
     return tag_ids
 
 
 @dataclass
 class _Pending:
     item: NewThread
-    done: asyncio.Future[Feedback] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    done: asyncio.Future[ThreadRow] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
 
 
 class ThreadWriter:
@@ -252,7 +189,7 @@ class ThreadWriter:
         self._batch: list[_Pending] = []
         self._drainer: asyncio.Task[None] | None = None  # held: the loop keeps tasks weakly
 
-    async def write(self, item: NewThread) -> Feedback:
+    async def write(self, item: NewThread) -> ThreadRow:
         """Write one new thread with whatever else is waiting, and return it once committed."""
         pending = _Pending(item)
         self._queue.append(pending)
@@ -272,45 +209,63 @@ class ThreadWriter:
         """When the writer stops, cancelled (the worker is stopping) or broken, every submit
         still waiting gets an error: none may wait for ever."""
         self._drainer = None
-        if task.cancelled() or task.exception() is not None:
-            error = asyncio.CancelledError() if task.cancelled() else task.exception()
+        error = asyncio.CancelledError() if task.cancelled() else task.exception()
+        if error is not None:
             for pending in (*self._batch, *self._queue):
                 if not pending.done.done():
-                    pending.done.set_exception(error)  # type: ignore[arg-type]
+                    pending.done.set_exception(error)
             self._batch, self._queue = [], []
 
     async def _write_batch(self, batch: list[_Pending]) -> None:
-        if len(batch) > 1 and await self._try(batch):
-            return
-        for pending in batch:
-            if await self._try([pending]):
-                continue
-            # Once more without the tag ids this worker knew, and this time report the error.
+        """Write a batch in one transaction; when that fails, each of its submits in its own,
+        so that one bad submit never fails another."""
+        if len(batch) > 1:
             try:
-                written = await atomic(lambda item=pending.item: insert_threads([item]))
+                written = await _write_unit([pending.item for pending in batch])
+            except DomainError:
+                pass  # a submit's own mistake (an upload that is not free): find whose
+            except Exception:
+                known_tags.clear()  # a database error may come from a stale tag id
+            else:
+                self._done(batch, written)
+                return
+        for pending in batch:
+            try:
+                written = await _write_alone(pending.item)
             except Exception as error:  # handed to the submit that caused it
                 pending.done.set_exception(error)
             else:
-                known_tags.learn(written.tag_ids)
-                pending.done.set_result(written.threads[0])
+                self._done([pending], written)
 
-    async def _try(self, batch: list[_Pending]) -> bool:
-        """Write a batch in one transaction; on failure forget the known tags and say so."""
-        try:
-            written = await atomic(lambda: insert_threads([pending.item for pending in batch]))
-        except Exception:  # the caller retries, then reports
-            known_tags.clear()
-            return False
+    @staticmethod
+    def _done(batch: list[_Pending], written: Written) -> None:
         known_tags.learn(written.tag_ids)
         for pending, thread in zip(batch, written.threads, strict=True):
             pending.done.set_result(thread)
-        return True
+
+
+async def _write_alone(item: NewThread) -> Written:
+    """Write one submit; after a database error, once more without the tag ids this worker
+    knew. A domain error (the submit's own mistake) is raised at once and flushes nothing, so
+    that no client can flush the known tags at will."""
+    try:
+        return await _write_unit([item])
+    except DomainError:
+        raise
+    except Exception:
+        known_tags.clear()
+        return await _write_unit([item])
+
+
+@transactional
+async def _write_unit(items: list[NewThread]) -> Written:
+    return await insert_threads(items)
 
 
 _writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ThreadWriter] = weakref.WeakKeyDictionary()
 
 
-async def write_thread(item: NewThread) -> Feedback:
+async def write_thread(item: NewThread) -> ThreadRow:
     """Create one thread: in the caller's transaction if there is one, else by group commit."""
     if in_open_transaction():
         return (await insert_threads([item])).threads[0]

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from typing import TypeVar, cast
 from urllib.parse import urlsplit
 
+T = TypeVar("T")
+
 MAX_ID = 2**31 - 1
+# Deeper JSON is refused before anything walks it: the walks that follow (cleaning strings,
+# encoding for the database and for answers) recurse once per level, and Python stops at a
+# thousand frames, so a body nested ~500 deep used to end in a RecursionError (a 500).
+MAX_JSON_DEPTH = 200
 
 _EMAIL = re.compile(
     r"^[^@\s\x00-\x1f<>(),;:\"\[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$"
@@ -47,27 +56,89 @@ def parse_bool(value: object) -> bool | None:
     return None
 
 
+def valid_id(number: int, maximum: int = MAX_ID) -> bool:
+    """The one rule for ids, in paths and bodies alike: from 1 to the database column's range.
+
+    A larger id names nothing, and must not reach PostgreSQL (integer out of range) or SQLite
+    (beyond 2^63) as a parameter.
+    """
+    return 1 <= number <= maximum
+
+
 def parse_int(value: object) -> int | None:
-    """Read an integer given as JSON or as a form value; None when it is not one."""
+    """Read an integer given as JSON or as a form value; None when it is not one.
+
+    Any number of digits is an integer (``offset=2147483648`` is one, only too large); callers
+    say what range they take.
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,18}\s*", value):
-        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        try:
+            return int(value)
+        except ValueError:  # beyond Python's 4,300 digits
+            return None
     return None
 
 
-def storable(value: object) -> object:
-    """Make every string of decoded input storable by both databases.
+class JsonRefused(ValueError):
+    """JSON that Earful does not take; the text says which rule it broke, in the seed's style."""
+
+
+def _refuse_constant(name: str) -> object:
+    raise JsonRefused("The request body must not hold NaN or Infinity: they are not JSON numbers.")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise JsonRefused("The request body must not hold numbers too large to store.")
+    return number
+
+
+def json_depth(value: object) -> int:
+    """How deeply lists and objects nest in a decoded JSON value (walked without recursion)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def decode_json(text: str | bytes) -> object:
+    """Decode JSON as every surface takes it: standard JSON only (no NaN or Infinity, no number
+    that becomes infinite) and at most MAX_JSON_DEPTH levels deep.
+
+    ``JsonRefused`` says which rule failed; any other ``ValueError`` means it is not JSON.
+    """
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        value = None
+        deep = True
+    else:
+        deep = json_depth(value) > MAX_JSON_DEPTH
+    if deep:
+        raise JsonRefused(f"The request body must not be nested more than {MAX_JSON_DEPTH} levels deep.")
+    return value
+
+
+def storable(value: T) -> T:
+    """Make every string of decoded input storable by both databases (the same shape back).
 
     PostgreSQL refuses NUL characters in text and JSONB, and no database accepts the lone
     surrogates that JSON escapes can produce; both would otherwise turn bad input into a 500.
     """
+    cleaned: object = value
     if isinstance(value, str):
-        return value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
-    if isinstance(value, dict):
-        return {storable(key): storable(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [storable(item) for item in value]
-    return value
+        cleaned = value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    elif isinstance(value, dict):
+        cleaned = {storable(key): storable(item) for key, item in value.items()}
+    elif isinstance(value, list):
+        cleaned = [storable(item) for item in value]
+    return cast(T, cleaned)

@@ -5,19 +5,29 @@ Views parse input, call the services and render templates; they hold no rules of
 
 from __future__ import annotations
 
-from datetime import timedelta
+from types import ModuleType
 
 from quart import Blueprint, Quart, Response, redirect, request, url_for
+from quart.typing import ResponseReturnValue
 from quart_auth import QuartAuth
+from werkzeug.exceptions import NotFound as RouteNotFound
 
 from app.config import Settings
 from app.errors import NotFound
 from app.views.assets import Assets, build_blueprint
-from app.views.rendering import render_template
-from app.views.security import CONTENT_SECURITY_POLICY, UNSAFE_METHODS, check_csrf, csrf_token, load_agent
+from app.views.rendering import mailto_url, render_template
+from app.views.security import (
+    CONTENT_SECURITY_POLICY,
+    SESSION_LIFETIME,
+    UNSAFE_METHODS,
+    check_csrf,
+    csrf_token,
+    load_agent,
+)
 
 PREFIX = "/app"
-SESSION_LIFETIME = timedelta(days=14)
+# Browsers that once saw a page over https keep to https for a year (subdomains too).
+STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
 
 
 def register_views(app: Quart, settings: Settings) -> None:
@@ -32,8 +42,12 @@ def register_views(app: Quart, settings: Settings) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         PERMANENT_SESSION_LIFETIME=SESSION_LIFETIME,
+        # The session cookie changes when its last activity does (at most once a minute); a
+        # remembered (permanent) one is not rewritten on every request besides.
+        SESSION_REFRESH_EACH_REQUEST=False,
     )
     QuartAuth(app)
+    app.add_template_filter(mailto_url, "mailto")
     assets = Assets()
     app.register_blueprint(build_blueprint(assets))
 
@@ -42,7 +56,7 @@ def register_views(app: Quart, settings: Settings) -> None:
         views.register_blueprint(module.blueprint)
 
     @views.get("/")
-    async def home() -> Response:
+    async def home() -> ResponseReturnValue:
         return redirect(url_for("views.applications.list_applications"))
 
     @views.before_request
@@ -58,12 +72,22 @@ def register_views(app: Quart, settings: Settings) -> None:
         """Anything the agent may not see looks exactly like something that does not exist."""
         return await render_template("errors/not-found.html", message=str(error)), 404
 
+    @app.errorhandler(RouteNotFound)
+    async def unknown_address(error: RouteNotFound) -> ResponseReturnValue:
+        """An address under the web app that no page has (an id out of range included) gets the
+        web app's page; elsewhere the APIs' plain-text answer."""
+        if request.path == PREFIX or request.path.startswith(PREFIX + "/"):
+            return await render_template("errors/not-found.html", message="Not found"), 404
+        return Response(error.name, status=404, mimetype="text/plain")
+
     @views.after_request
     async def harden(response: Response) -> Response:
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "same-origin")
         response.headers.setdefault("X-Frame-Options", "DENY")
+        if settings.is_secure:
+            response.headers.setdefault("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY)
         if response.mimetype == "text/html":
             response.headers.setdefault("Cache-Control", "no-store")
         return response
@@ -82,12 +106,12 @@ def register_views(app: Quart, settings: Settings) -> None:
         }
 
     @app.get("/")
-    async def root() -> Response:
+    async def root() -> ResponseReturnValue:
         return redirect(url_for("views.home"))
 
 
-def _page_modules() -> tuple:
+def _page_modules() -> tuple[ModuleType, ...]:
     """The page blueprints of the web app, besides sign-in."""
-    from app.views import account, applications, demo, inbox, organizations, stats, threads
+    from app.views import account, applications, demo, inbox, organizations, passwords, stats, threads
 
-    return (applications, inbox, threads, account, organizations, stats, demo)
+    return (applications, inbox, threads, account, passwords, organizations, stats, demo)

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, Response, current_app, flash, redirect, request, url_for
+from quart import Blueprint, current_app, flash, redirect, request, url_for
+from quart.typing import ResponseReturnValue
 from werkzeug.datastructures import MultiDict
-from wtforms import BooleanField, FileField, IntegerField, SelectChoice, SelectField, StringField, URLField
+from wtforms import BooleanField, FileField, IntegerField, SelectChoice, SelectField, StringField, URLField  # type: ignore[attr-defined]  # WTForms 3.3's, not in types-WTForms yet
 from wtforms.validators import InputRequired, Length, NumberRange, Optional
 
 from app.config import Settings
 from app.errors import DomainError
-from app.models import PLATFORMS, Application, User
+from app.links import logo_path
+from app.models import OWNER, PLATFORMS
+from app.repositories.accounts import UserRow
+from app.repositories.applications import ApplicationRow
 from app.services import applications as service
 from app.services.files import IncomingFile
-from app.services.organizations import list_organizations
-from app.services.stats import format_duration
-from app.views.rendering import render_template
+from app.services.organizations import list_memberships
+from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
+from app.views.thread_display import duration
 
 blueprint = Blueprint("applications", __name__)
 
@@ -45,6 +49,8 @@ class ApplicationForm(CSRFForm):
     target_unit = SelectField(
         "Unit", choices=[SelectChoice("hours"), SelectChoice("minutes")], default="hours"
     )
+    # True when the agent may not move the application out of its organization (see _form).
+    organization_locked = False
 
     def target_seconds(self) -> int:
         return int(self.target_value.data or 0) * TARGET_UNITS[self.target_unit.data or "hours"]
@@ -61,27 +67,40 @@ class ApplicationForm(CSRFForm):
 
 
 def _settings() -> Settings:
-    return current_app.config["EARFUL"]
+    config: Settings = current_app.config["EARFUL"]
+    return config
 
 
 async def _form(
-    agent: User, formdata: Any = None, data: dict[str, object] | None = None, current: int | None = None
+    agent: UserRow, formdata: Any = None, data: dict[str, object] | None = None, current: int | None = None
 ) -> ApplicationForm:
-    """The application form with the agent's organizations to choose from.
+    """The application form with the organizations the agent may put the application into.
 
-    ``current`` is the application's organization, offered even if the agent has left it.
+    Only owners decide which applications belong to an organization, so the choices are the
+    organizations the agent owns. ``current`` is the application's organization: when the agent
+    does not own it (an agent there, or no longer a member), the application cannot be moved by
+    them and the field shows that organization alone, locked; the service refuses a move anyway.
     """
     form = ApplicationForm(formdata, data=data)
-    organizations = await list_organizations(agent)
+    memberships = await list_memberships(agent)
+    owned = [m.organization for m in memberships if m.role == OWNER]
+    if current and current not in {organization.id for organization in owned}:
+        name = next(
+            (m.organization.name for m in memberships if m.organization_id == current),
+            "Current organization",
+        )
+        form.organization.choices = [SelectChoice(str(current), name)]
+        form.organization_locked = True
+        if not form.organization.raw_data:  # a disabled select is not posted
+            form.organization.data = str(current)
+        return form
     choices = [SelectChoice("", "None (only you)")]
-    choices += [SelectChoice(str(organization.id), organization.name) for organization in organizations]
-    if current and current not in {organization.id for organization in organizations}:
-        choices.append(SelectChoice(str(current), "Current organization"))
+    choices += [SelectChoice(str(organization.id), organization.name) for organization in owned]
     form.organization.choices = choices
     return form
 
 
-def _form_data_of(application: Application) -> dict[str, object]:
+def _form_data_of(application: ApplicationRow) -> dict[str, object]:
     """Pre-fill values of the form for an existing application."""
     target = application.target_average_first_reply_time
     hours = not target % 3600
@@ -95,7 +114,7 @@ def _form_data_of(application: Application) -> dict[str, object]:
     }
 
 
-async def _posted() -> tuple[MultiDict, IncomingFile | None]:
+async def _posted() -> tuple[MultiDict[str, Any], IncomingFile | None]:
     """The posted form fields, and the uploaded logo if one was chosen."""
     form, files = await request.form, await request.files
     logo = None
@@ -110,14 +129,7 @@ async def _posted() -> tuple[MultiDict, IncomingFile | None]:
     return form, logo
 
 
-def logo_url(application: Application) -> str | None:
-    """Address of an application's logo, if it has one."""
-    if not application.logo_name:
-        return None
-    return url_for("files.logo", application_id=application.id, name=application.logo_name)
-
-
-def widget_snippet(application: Application) -> str:
+def widget_snippet(application: ApplicationRow) -> str:
     """The HTML that embeds the feedback widget on the application's website."""
     uploads = ' data-uploads="true"' if application.uploads_enabled else ""
     return (
@@ -126,15 +138,11 @@ def widget_snippet(application: Application) -> str:
     )
 
 
-def _keys(application: Application) -> list[dict[str, str]]:
+def _keys(application: ApplicationRow) -> list[dict[str, str]]:
     return [
         {"platform": p, "label": PLATFORM_LABELS[p], "value": getattr(application, f"key_{p}")}
         for p in PLATFORMS
     ]
-
-
-def _is_htmx() -> bool:
-    return bool(request.headers.get("HX-Request"))
 
 
 # --- list and create ---------------------------------------------------------------------------
@@ -145,12 +153,12 @@ def _is_htmx() -> bool:
 async def list_applications() -> str:
     """The agent's applications, with their open threads and where to go next."""
     applications = await service.list_applications_with_organizations(current_agent())
-    return await render_template("applications/list.html", applications=applications, logo_url=logo_url)
+    return await render_template("applications/list.html", applications=applications, logo_url=logo_path)
 
 
 @blueprint.route("/applications/new", methods=["GET", "POST"])
 @agent_required
-async def new_application() -> Response | tuple[str, int]:
+async def new_application() -> ResponseReturnValue:
     """Create an application; on success go to its settings page with its keys."""
     agent = current_agent()
     if request.method == "GET":
@@ -178,27 +186,27 @@ async def new_application() -> Response | tuple[str, int]:
 
 
 async def _settings_context(
-    agent: User, application: Application, form: ApplicationForm | None = None, **extra: object
+    agent: UserRow, application: ApplicationRow, form: ApplicationForm | None = None, **extra: object
 ) -> dict[str, object]:
     """Everything the settings page shows; a failed edit passes its own form."""
-    await application.fetch_related("organization")
+    application.organization = await service.organization_of(application)
     intake = service.intake_address(application, _settings().intake_domain)
     return {
         "application": application,
         "form": form
         or await _form(agent, data=_form_data_of(application), current=application.organization_id),
-        "logo_url": logo_url(application),
+        "logo_url": logo_path(application),
         "keys": _keys(application),
         "intake_address": intake,
         "snippet": widget_snippet(application),
-        "target_label": format_duration(application.target_average_first_reply_time),
+        "target_label": duration(application.target_average_first_reply_time),
         "error": None,
         "saved": False,
         **extra,
     }
 
 
-@blueprint.get("/applications/<int:application_id>")
+@blueprint.get("/applications/<id:application_id>")
 @agent_required
 async def show_application(application_id: int) -> str:
     """Settings of one application: its fields, keys, intake address and widget snippet."""
@@ -207,9 +215,9 @@ async def show_application(application_id: int) -> str:
     return await render_template("applications/show.html", **await _settings_context(agent, application))
 
 
-@blueprint.post("/applications/<int:application_id>")
+@blueprint.post("/applications/<id:application_id>")
 @agent_required
-async def update_application(application_id: int) -> Response | tuple[str, int]:
+async def update_application(application_id: int) -> ResponseReturnValue:
     """Save the edit form; htmx gets the form back, a plain post is redirected."""
     agent = current_agent()
     application = await service.get_application(agent, application_id)
@@ -221,11 +229,13 @@ async def update_application(application_id: int) -> Response | tuple[str, int]:
         if (form.organization.data or "") == str(application.organization_id or ""):
             del fields["organization_id"]  # unchanged: kept even if the agent has left it since
         try:
-            await service.update_application(agent, application, fields, logo, _settings().data_dir)
+            application = await service.update_application(
+                agent, application, fields, logo, _settings().data_dir
+            )
         except DomainError as failure:
             error = str(failure)
         else:
-            if _is_htmx():
+            if is_htmx():
                 context = await _settings_context(agent, application, saved=True)
                 return await render_template("partials/applications/settings-update.html", **context), 200
             await flash("Changes saved.", "success")
@@ -235,22 +245,22 @@ async def update_application(application_id: int) -> Response | tuple[str, int]:
     else:
         error = "Check the highlighted fields."
     context = await _settings_context(agent, application, form=form, error=error)
-    template = "partials/applications/form.html" if _is_htmx() else "applications/show.html"
+    template = "partials/applications/form.html" if is_htmx() else "applications/show.html"
     return await render_template(template, **context), 422
 
 
 platforms = "any(" + ", ".join(PLATFORMS) + ")"
 
 
-@blueprint.post(f"/applications/<int:application_id>/keys/<{platforms}:platform>/rotate")
+@blueprint.post(f"/applications/<id:application_id>/keys/<{platforms}:platform>/rotate")
 @agent_required
-async def rotate_key(application_id: int, platform: str) -> Response | str:
+async def rotate_key(application_id: int, platform: str) -> ResponseReturnValue:
     """Replace one key; the old one stops working at once."""
     agent = current_agent()
     application = await service.get_application(agent, application_id)
     await service.rotate_key(application, platform)
     label = PLATFORM_LABELS[platform]
-    if _is_htmx():
+    if is_htmx():
         key = next(key for key in _keys(application) if key["platform"] == platform)
         return await render_template(
             "partials/applications/key-rotated.html",

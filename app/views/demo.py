@@ -12,9 +12,9 @@ import re
 from markupsafe import Markup, escape
 from quart import Blueprint, current_app, request, url_for
 
-from app.models import Application
+from app.links import logo_path
+from app.repositories.applications import ApplicationRow
 from app.services.applications import get_application
-from app.views.applications import logo_url
 from app.views.rendering import render_template
 from app.views.security import agent_required, current_agent
 
@@ -32,7 +32,7 @@ def _choice(name: str, choices: dict[str, str], default: str) -> str:
     return value if value in choices else default
 
 
-def _options(application: Application) -> dict[str, object]:
+def _options(application: ApplicationRow) -> dict[str, object]:
     """The widget options picked in the page's form (query string), each checked."""
     color = request.args.get("color", DEFAULT_COLOR)
     flags_sent = "apply" in request.args
@@ -47,7 +47,7 @@ def _options(application: Application) -> dict[str, object]:
     }
 
 
-def _attributes(application: Application, options: dict[str, object]) -> list[tuple[str, str]]:
+def _attributes(application: ApplicationRow, options: dict[str, object]) -> list[tuple[str, str]]:
     """The data attributes of the snippet; defaults are left out to keep it short."""
     attributes = [("data-app", str(application.id)), ("data-key", application.key_javascript)]
     for name, default in (
@@ -69,7 +69,7 @@ def _tag(src: str, attributes: list[tuple[str, str]]) -> Markup:
     return Markup(f'<script src="{escape(src)}"{rendered} async></script>')
 
 
-@blueprint.get("/applications/<int:application_id>/demo")
+@blueprint.get("/applications/<id:application_id>/demo")
 @agent_required
 async def show_demo(application_id: int) -> str:
     """The live widget of one application, its options and the snippet that embeds it."""
@@ -81,7 +81,7 @@ async def show_demo(application_id: int) -> str:
     return await render_template(
         "demo/show.html",
         application=application,
-        logo_url=logo_url(application),
+        logo_url=logo_path(application),
         options=options,
         languages=LANGUAGES,
         themes=THEMES,

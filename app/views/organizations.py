@@ -1,19 +1,24 @@
-"""Organizations: the ones the agent belongs to, their members and their applications."""
+"""Organizations: the ones the agent belongs to, their members, roles and applications.
+
+Who may do what is decided by ``app.services.organizations``; the pages only hide the controls
+an agent cannot use, and show the service's refusal when a form is posted anyway.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from quart import Blueprint, Response, current_app, flash, get_flashed_messages, redirect, request, url_for
-from werkzeug.routing import BuildError
+from quart.typing import ResponseReturnValue
 from wtforms import EmailField, StringField
 from wtforms.validators import DataRequired, Length
 
 from app.errors import DomainError
-from app.models import Organization
+from app.models import OWNER
+from app.repositories.organizations import OrganizationRow
 from app.services import organizations as organizations_service
 from app.services.avatars import avatar_url
-from app.views.rendering import render_template
+from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 
 blueprint = Blueprint("organizations", __name__)
@@ -30,18 +35,6 @@ class MemberForm(CSRFForm):
     )
 
 
-def _is_htmx() -> bool:
-    return bool(request.headers.get("HX-Request"))
-
-
-def _inbox_url(application_id: int) -> str:
-    """Link to an application's inbox (the fixed path, until the inbox blueprint is there)."""
-    try:
-        return url_for("views.inbox.list_threads", application_id=application_id)
-    except BuildError:
-        return f"/app/applications/{application_id}/feedback"
-
-
 async def list_context(form: OrganizationForm | None = None, **extra: Any) -> dict[str, Any]:
     """Everything the organizations list shows."""
     return {
@@ -53,19 +46,32 @@ async def list_context(form: OrganizationForm | None = None, **extra: Any) -> di
 
 
 async def organization_context(
-    organization: Organization, form: MemberForm | None = None, **extra: Any
+    organization: OrganizationRow, form: MemberForm | None = None, **extra: Any
 ) -> dict[str, Any]:
-    """Everything one organization's page shows; its members fragment renders a subset."""
+    """Everything one organization's page shows; its members fragment renders a subset.
+
+    The agent's role is read again here, since the action just taken may have changed it.
+    """
     secret = current_app.config["EARFUL"].secret_key
-    members = await organizations_service.list_members(organization)
+    memberships = await organizations_service.list_members(organization)
     applications = await organizations_service.organization_applications(organization)
+    role = next((m.role for m in memberships if m.user_id == current_agent().id), None)
     return {
         "organization": organization,
+        "is_owner": role == OWNER,
         "members": [
-            {"user": user, "avatar": avatar_url("", secret, user.email, user.name)} for user in members
+            {
+                "user": membership.user,
+                "role": membership.role,
+                "avatar": avatar_url("", secret, membership.user.email, membership.user.name),
+            }
+            for membership in memberships
         ],
         "applications": [
-            {"application": application, "inbox_url": _inbox_url(application.id)}
+            {
+                "application": application,
+                "inbox_url": url_for("views.inbox.list_threads", application_id=application.id),
+            }
             for application in applications
         ],
         "form": form or MemberForm(),
@@ -77,8 +83,19 @@ async def organization_context(
 
 async def _render_organization(status: int, **context: Any) -> tuple[str, int]:
     """The organization page, or only its members fragment for htmx."""
-    template = "partials/organizations/members.html" if _is_htmx() else "organizations/show.html"
+    template = "partials/organizations/members.html" if is_htmx() else "organizations/show.html"
     return await render_template(template, **context), status
+
+
+async def _done(organization: OrganizationRow, notice: str) -> ResponseReturnValue:
+    """After a change to the members: the fragment for htmx, else back to the page with a notice."""
+    if is_htmx():
+        return await _render_organization(200, **await organization_context(organization, notice=notice))
+    await flash(notice)
+    return redirect(
+        url_for("views.organizations.show_organization", organization_id=organization.id) + "#members",
+        303,
+    )
 
 
 @blueprint.get("/organizations")
@@ -90,13 +107,13 @@ async def list_organizations() -> str:
 
 @blueprint.post("/organizations")
 @agent_required
-async def create_organization() -> Response | tuple[str, int]:
-    """Create an organization with the agent as its first member."""
+async def create_organization() -> ResponseReturnValue:
+    """Create an organization with the agent as its owner."""
     form = OrganizationForm(await request.form)
     if form.validate():
         try:
             organization = await organizations_service.create_organization(
-                form.name.data or "", [current_agent()]
+                form.name.data or "", owners=[current_agent()]
             )
         except DomainError as failure:
             context = await list_context(form, error=str(failure))
@@ -107,7 +124,7 @@ async def create_organization() -> Response | tuple[str, int]:
     return await render_template("organizations/list.html", **await list_context(form)), 422
 
 
-@blueprint.get("/organizations/<int:organization_id>")
+@blueprint.get("/organizations/<id:organization_id>")
 @agent_required
 async def show_organization(organization_id: int) -> str | tuple[str, int]:
     """One organization: its members and its applications."""
@@ -119,50 +136,53 @@ async def show_organization(organization_id: int) -> str | tuple[str, int]:
     )
 
 
-@blueprint.post("/organizations/<int:organization_id>/members")
+@blueprint.post("/organizations/<id:organization_id>/members")
 @agent_required
-async def add_member(organization_id: int) -> Response | tuple[str, int]:
-    """Add an existing Earful user to the organization by e-mail address."""
-    organization = await organizations_service.get_organization(current_agent(), organization_id)
+async def add_member(organization_id: int) -> ResponseReturnValue:
+    """Add an existing Earful user to the organization by e-mail address (owners only)."""
+    agent = current_agent()
+    organization = await organizations_service.get_organization(agent, organization_id)
     form = MemberForm(await request.form)
     if not form.validate():
         return await _render_organization(422, **await organization_context(organization, form))
     try:
-        user = await organizations_service.add_member_by_email(organization, form.email.data or "")
+        user = await organizations_service.add_member_by_email(agent, organization, form.email.data or "")
     except DomainError as failure:
         context = await organization_context(organization, form, error=str(failure))
         return await _render_organization(failure.status, **context)
-    notice = f"{user.name} ({user.email}) is a member now."
-    if _is_htmx():
-        return await _render_organization(200, **await organization_context(organization, notice=notice))
-    await flash(notice)
-    return redirect(
-        url_for("views.organizations.show_organization", organization_id=organization.id) + "#members",
-        303,
-    )
+    return await _done(organization, f"{user.name} ({user.email}) is a member now.")
 
 
-@blueprint.post("/organizations/<int:organization_id>/members/<int:user_id>/remove")
+@blueprint.post("/organizations/<id:organization_id>/members/<id:user_id>/remove")
 @agent_required
-async def remove_member(organization_id: int, user_id: int) -> Response | tuple[str, int]:
-    """Remove a member (the agent may remove themself, but not the last member)."""
+async def remove_member(organization_id: int, user_id: int) -> ResponseReturnValue:
+    """Remove a member (owners only), or leave (any member but the last owner)."""
     agent = current_agent()
     organization = await organizations_service.get_organization(agent, organization_id)
     try:
-        await organizations_service.remove_member_keeping_one(organization, user_id)
+        await organizations_service.remove_member(agent, organization, user_id)
     except DomainError as failure:
         context = await organization_context(organization, error=str(failure))
         return await _render_organization(failure.status, **context)
     if user_id == agent.id:
         target = url_for("views.organizations.list_organizations")
-        if _is_htmx():
+        if is_htmx():
             return Response(status=204, headers={"HX-Redirect": target})
         return redirect(target, 303)
-    if _is_htmx():
-        context = await organization_context(organization, notice="Member removed.")
-        return await _render_organization(200, **context)
-    await flash("Member removed.")
-    return redirect(
-        url_for("views.organizations.show_organization", organization_id=organization.id) + "#members",
-        303,
-    )
+    return await _done(organization, "Member removed.")
+
+
+@blueprint.post("/organizations/<id:organization_id>/members/<id:user_id>/role")
+@agent_required
+async def change_role(organization_id: int, user_id: int) -> ResponseReturnValue:
+    """Make a member an owner or an agent (owners only; never the last owner an agent)."""
+    agent = current_agent()
+    organization = await organizations_service.get_organization(agent, organization_id)
+    role = (await request.form).get("role", "")
+    try:
+        user = await organizations_service.change_role(agent, organization, user_id, role)
+    except DomainError as failure:
+        context = await organization_context(organization, error=str(failure))
+        return await _render_organization(failure.status, **context)
+    article = "an owner" if role == OWNER else "an agent"
+    return await _done(organization, f"{user.name} ({user.email}) is {article} now.")

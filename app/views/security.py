@@ -1,19 +1,53 @@
-"""Sessions of agents, CSRF protection and security headers of the web app."""
+"""Sessions of agents, CSRF protection and security headers of the web app.
+
+An agent's session is two cookies. quart-auth's ``QUART_AUTH`` names the agent as
+``"<user id>:<session version>"``; the version is checked against the database on every request,
+so signing out (anywhere) or changing the password ends every session at once. Quart's signed
+``session`` cookie holds the CSRF secret and the session's times: when it was signed in
+(``since``), its last activity (``seen``, rewritten at most once a minute, so that requests do
+not all set a cookie) and whether the agent asked to be remembered. It also names the agent it
+belongs to, so a fresh session cookie cannot revive another, idle sign-in cookie.
+
+How long a session lasts:
+
+- every session ends 14 days after sign-in (:data:`SESSION_LIFETIME`);
+- a session without "Keep me signed in" also ends after ``EARFUL_SESSION_IDLE_MINUTES`` without a
+  request (12 hours by default), and with the browser;
+- "Keep me signed in for 14 days" means what it says: the idle limit does not apply, both cookies
+  persist for the 14 days. This is how mature products treat "remember me" (Devise's
+  ``timeoutable`` skips remembered sessions, GitLab's and Atlassian's "Remember me" outlive their
+  session timeouts); an agent on a shared computer leaves the box unticked.
+
+Signing in starts a new Quart session: nothing of the anonymous one (its CSRF secret) is kept,
+so a session planted before sign-in is worth nothing after it.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from functools import wraps
 from typing import Any
+from urllib.parse import urlsplit
 
-from quart import current_app, g, redirect, request, session, url_for
+from quart import Response, current_app, g, redirect, request, session, url_for
 from quart_auth import AuthUser as QuartAuthUser
-from quart_auth import current_user, login_user
+from quart_auth import current_user, login_user, logout_user
 from wtforms import Form
 from wtforms.csrf.session import SessionCSRF
 
-from app.db import select_models
-from app.models import User
+from app.repositories.accounts import UserRow
+from app.services.users import user_in_session
+from app.views.rendering import is_htmx
+
+SESSION_LIFETIME = timedelta(days=14)
+ACTIVITY_RESOLUTION = 60  # seconds: the last activity is rewritten at most this often
+# Keys of Quart's session.
+SESSION_AGENT = "agent"
+SESSION_SINCE = "since"
+SESSION_SEEN = "seen"
+SESSION_REMEMBER = "remember"
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CSRF_HEADER = "X-CSRF-Token"
@@ -33,7 +67,7 @@ class CSRFForm(Form):
 
         @property
         def csrf_secret(self) -> bytes:
-            return current_app.config["EARFUL"].secret_key.encode()
+            return str(current_app.config["EARFUL"].secret_key).encode()
 
         @property
         def csrf_context(self) -> Any:
@@ -42,7 +76,8 @@ class CSRFForm(Form):
 
 def csrf_token() -> str:
     """The CSRF token of the current session, for forms and htmx headers."""
-    return CSRFForm().csrf_token.current_token
+    field: Any = CSRFForm().csrf_token  # type: ignore[attr-defined]  # added by Meta.csrf
+    return str(field.current_token)
 
 
 async def check_csrf() -> bool:
@@ -51,32 +86,88 @@ async def check_csrf() -> bool:
     if not token:
         return False
     checker = CSRFForm()
-    checker.csrf_token.data = token
+    checker.csrf_token.data = token  # type: ignore[attr-defined]  # added by Meta.csrf
     return checker.validate()
 
 
-def sign_in_session(user: User, remember: bool) -> None:
-    """Start an agent session bound to the user's current session version."""
-    login_user(QuartAuthUser(f"{user.id}:{user.session_version}"), remember=remember)
+def clock() -> float:
+    """The time sessions are measured by (the tests move it forward)."""
+    return time.time()
 
 
-async def load_agent() -> User | None:
-    """The signed-in agent, if the session is still valid (it dies with a sign-out anywhere)."""
+def _auth_id(user: UserRow) -> str:
+    return f"{user.id}:{user.session_version}"
+
+
+def sign_in_session(user: UserRow, remember: bool) -> None:
+    """Start an agent session in a new Quart session, bound to the user's current session version."""
+    session.clear()
+    now = int(clock())
+    session.update(
+        {SESSION_AGENT: _auth_id(user), SESSION_SINCE: now, SESSION_SEEN: now, SESSION_REMEMBER: remember}
+    )
+    session.permanent = remember  # a remembered session outlives the browser, like its auth cookie
+    csrf_token()  # its own CSRF secret now, so that the next page does not rewrite the cookie
+    login_user(QuartAuthUser(_auth_id(user)), remember=remember)
+
+
+def renew_session(user: UserRow) -> None:
+    """Keep the current session signed in after the user's session version changed (a password
+    change ends the other sessions); its CSRF secret, start and "remember" stay as they were."""
+    session[SESSION_AGENT] = _auth_id(user)
+    login_user(QuartAuthUser(_auth_id(user)), remember=bool(session.get(SESSION_REMEMBER)))
+    g.agent = user
+
+
+def end_session() -> None:
+    """Forget the session in this browser: both cookies are deleted."""
+    session.clear()
+    logout_user()
+
+
+def _session_is_current(auth_id: str, now: float) -> bool:
+    """Tell whether the Quart session belongs to this sign-in and is neither too old nor idle."""
+    since, seen = session.get(SESSION_SINCE), session.get(SESSION_SEEN)
+    if session.get(SESSION_AGENT) != auth_id or not isinstance(since, int) or not isinstance(seen, int):
+        return False
+    if now - since > SESSION_LIFETIME.total_seconds():
+        return False
+    idle_limit = current_app.config["EARFUL"].session_idle_minutes * 60
+    return bool(session.get(SESSION_REMEMBER)) or now - seen <= idle_limit
+
+
+async def load_agent() -> UserRow | None:
+    """The signed-in agent, if the session is still valid (it dies with a sign-out anywhere, after
+    the idle limit, and 14 days after sign-in)."""
     if "agent" in g:
-        return g.agent
-    auth_id = current_user.auth_id or ""
+        known: UserRow | None = g.agent
+        return known
+    g.agent = None
+    auth_id = current_user.auth_id
+    if auth_id is None:
+        return None
+    now = clock()
     user_id, _, version = auth_id.partition(":")
-    agent = None
-    if user_id.isdigit() and version.isdigit():
-        found = await select_models(
-            User, "u", "WHERE u.id = {} AND u.session_version = {}", [int(user_id), int(version)]
-        )
-        agent = found[0] if found else None
-    g.agent = agent
-    return agent
+    if not (user_id.isdigit() and version.isdigit() and _session_is_current(auth_id, now)):
+        end_session()
+        return None
+    found = await user_in_session(int(user_id), int(version))
+    if found is None:
+        end_session()
+        return None
+    if now - session[SESSION_SEEN] >= ACTIVITY_RESOLUTION:
+        session[SESSION_SEEN] = int(now)
+    g.agent = found
+    return found
 
 
 Handler = Callable[..., Awaitable[Any]]
+
+
+def _sign_in_url(come_back_to: str) -> str:
+    if come_back_to:
+        return url_for("views.auth.sign_in", next=come_back_to)
+    return url_for("views.auth.sign_in")
 
 
 def agent_required(handler: Handler) -> Handler:
@@ -84,16 +175,20 @@ def agent_required(handler: Handler) -> Handler:
 
     @wraps(handler)
     async def guarded(*args: Any, **kwargs: Any) -> Any:
-        if await load_agent() is None:
-            target = request.full_path if request.method == "GET" else None
-            return redirect(
-                url_for("views.auth.sign_in", next=target) if target else url_for("views.auth.sign_in")
-            )
-        return await handler(*args, **kwargs)
+        if await load_agent() is not None:
+            return await handler(*args, **kwargs)
+        if is_htmx():
+            # htmx would swap the sign-in page into a fragment: have it load the whole page,
+            # and come back to the page that was open (the sign-in form checks the address).
+            page = urlsplit(request.headers.get("HX-Current-URL", ""))
+            target = page.path + (f"?{page.query}" if page.query else "")
+            return Response(status=204, headers={"HX-Redirect": _sign_in_url(target)})
+        return redirect(_sign_in_url(request.full_path if request.method == "GET" else ""))
 
     return guarded
 
 
-def current_agent() -> User:
+def current_agent() -> UserRow:
     """The agent of a request that passed :func:`agent_required`."""
-    return g.agent
+    agent: UserRow = g.agent
+    return agent

@@ -8,12 +8,14 @@ from dataclasses import dataclass
 
 from quart import Blueprint, request
 
-from app.models import SENTIMENTS, Application
+from app.links import logo_path
+from app.models import SENTIMENTS
+from app.repositories.applications import ApplicationRow
 from app.services.applications import get_application
-from app.services.stats import PERIODS, Day, Statistics, application_statistics, format_duration, parse_period
-from app.views.applications import logo_url
+from app.services.stats import PERIODS, Day, Statistics, application_statistics, parse_period
 from app.views.rendering import render_template
 from app.views.security import agent_required, current_agent
+from app.views.thread_display import duration
 
 blueprint = Blueprint("stats", __name__)
 
@@ -66,7 +68,7 @@ def day_chart(days: Sequence[Day]) -> dict[str, object]:
     bars = []
     for index, day in enumerate(days):
         x = LEFT + index * slot + (slot - bar_width) / 2
-        base = TOP + plot_height
+        base: float = TOP + plot_height
         parts = []
         for name in SENTIMENTS:
             count = day.sentiments.get(name, 0)
@@ -127,13 +129,13 @@ def format_percent(value: float | None) -> str:
     return f"{value:.1f} %" if 0 < value < 10 else f"{value:.0f} %"
 
 
-def _context(application: Application, stats: Statistics, period: int) -> dict[str, object]:
+def _context(application: ApplicationRow, stats: Statistics, period: int) -> dict[str, object]:
     """Everything the statistics page shows."""
     nps = stats.nps
     reply_scale = max(stats.average_first_reply_time, stats.target_first_reply_time)
     return {
         "application": application,
-        "logo_url": logo_url(application),
+        "logo_url": logo_path(application),
         "section": "stats",
         "stats": stats,
         "period": period,
@@ -148,8 +150,8 @@ def _context(application: Application, stats: Statistics, period: int) -> dict[s
             NPS_LABELS,
         ),
         "reply": {
-            "average": format_duration(stats.average_first_reply_time),
-            "target": format_duration(stats.target_first_reply_time),
+            "average": duration(stats.average_first_reply_time),
+            "target": duration(stats.target_first_reply_time),
             "average_width": ratio(stats.average_first_reply_time, reply_scale),
             "target_width": ratio(stats.target_first_reply_time, reply_scale),
         },
@@ -160,7 +162,7 @@ def _context(application: Application, stats: Statistics, period: int) -> dict[s
     }
 
 
-@blueprint.get("/applications/<int:application_id>/stats")
+@blueprint.get("/applications/<id:application_id>/stats")
 @agent_required
 async def show_stats(application_id: int) -> str:
     """Feedback per day, sentiment, NPS, first reply time and form conversion of a period."""

@@ -1,15 +1,17 @@
-"""Presentation helpers shared by the inbox and the thread page: ages, avatars, files, properties."""
+"""Presentation helpers of the web app's pages: ages, durations, avatars, files, properties."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import quote
+from typing import Any
 
 from quart import current_app
 
-from app.models import Attachment
+from app.links import attachment_path
+from app.repositories.attachments import AttachmentRow
 from app.services.avatars import avatar_url
 from app.services.validation import is_http_url
 
@@ -21,12 +23,12 @@ def avatar_src(email: str, name: str = "") -> str:
     return avatar_url("", current_app.config["EARFUL"].secret_key, email, name)
 
 
-def attachment_src(attachment: Attachment) -> str:
+def attachment_src(attachment: AttachmentRow) -> str:
     """The path that serves an attachment."""
-    return f"/files/attachments/{attachment.id}/{attachment.token}/{quote(attachment.name)}"
+    return attachment_path(attachment)
 
 
-def is_image(attachment: Attachment) -> bool:
+def is_image(attachment: AttachmentRow) -> bool:
     """Images are previewed inline; everything else is a download link."""
     return attachment.mime_type.startswith("image/")
 
@@ -60,16 +62,18 @@ def full_time(moment: datetime) -> str:
 
 
 def duration(seconds: int) -> str:
-    """A short duration such as "2 h 5 min"."""
+    """A duration for people: '45 s', '5 min', '2 h 5 min', '1 d 3 h'."""
+    seconds = max(0, int(seconds))
     if seconds < 60:
         return f"{seconds} s"
-    minutes = seconds // 60
+    minutes = round(seconds / 60)
     if minutes < 60:
         return f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
-    if hours < 48:
+    if hours < 24:
         return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    return f"{hours // 24} d {hours % 24} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
 
 
 def page_link(url: str | None) -> str | None:
@@ -105,7 +109,7 @@ def display_properties(value: object) -> Properties:
     return Properties([], [_text(value)])
 
 
-def inbox_filters(args: dict[str, str]) -> dict[str, str]:
+def inbox_filters(args: Mapping[str, str]) -> dict[str, Any]:
     """The inbox filters carried in a query string, so that a thread can link back to them."""
     return {key: args[key] for key in INBOX_FILTERS if args.get(key)}
 

@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, current_app, redirect, request, url_for
+from quart import Blueprint, current_app, redirect, request, url_for
+from quart.typing import ResponseReturnValue
 from wtforms import StringField, TextAreaField
 
 from app.errors import DomainError
-from app.models import SENTIMENTS, Application, Feedback
+from app.links import logo_path
+from app.models import SENTIMENTS
+from app.repositories.applications import ApplicationRow
+from app.repositories.threads import ThreadRow
 from app.services.applications import get_application
 from app.services.feedback import get_thread, get_thread_details, set_archived, set_sentiment
 from app.services.mail.outbox import delivery_status_of_replies
 from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
 from app.services.tags import add_tag_to_thread, list_tags, remove_tag_from_thread
-from app.services.validation import MAX_ID
-from app.views.applications import logo_url
-from app.views.inbox import check_ids
-from app.views.rendering import render_template
+from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import HELPERS, display_properties, inbox_filters
 
 blueprint = Blueprint("threads", __name__)
 
-THREAD = "/applications/<int:application_id>/feedback/<int:feedback_id>"
+THREAD = "/applications/<id:application_id>/feedback/<id:feedback_id>"
 NOTES_REASON = "Internal notes are part of the Team plan."
 
 
@@ -36,7 +37,7 @@ class TagForm(CSRFForm):
 
 
 async def _thread_context(
-    application: Application,
+    application: ApplicationRow,
     feedback_id: int,
     reply_form: ReplyForm | None = None,
     reply_error: str | None = None,
@@ -74,23 +75,18 @@ async def _thread_context(
             **filters,
         ),
         "section": "inbox",
-        "logo_url": logo_url(application),
+        "logo_url": logo_path(application),
         "sentiments": SENTIMENTS,
     }
 
 
-async def _load(application_id: int, feedback_id: int) -> tuple[Application, Feedback]:
+async def _load(application_id: int, feedback_id: int) -> tuple[ApplicationRow, ThreadRow]:
     """The agent's application and one of its threads; NotFound for anything else."""
-    check_ids(application_id, feedback_id)
     application = await get_application(current_agent(), application_id)
     return application, await get_thread(application, feedback_id)
 
 
-def _is_htmx() -> bool:
-    return bool(request.headers.get("HX-Request"))
-
-
-def _back_to_thread(application_id: int, feedback_id: int) -> Response:
+def _back_to_thread(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Without JavaScript, a successful POST goes back to the thread page (POST/redirect/GET)."""
     target = url_for(
         "views.threads.show_thread",
@@ -103,7 +99,7 @@ def _back_to_thread(application_id: int, feedback_id: int) -> Response:
 
 async def _render(fragment: str, context: dict[str, object], status: int = 200) -> tuple[str, int]:
     """The fragment for htmx, else the whole page (with the same context)."""
-    template = fragment if _is_htmx() else "threads/show.html"
+    template = fragment if is_htmx() else "threads/show.html"
     return await render_template(template, **context), status
 
 
@@ -111,7 +107,6 @@ async def _render(fragment: str, context: dict[str, object], status: int = 200) 
 @agent_required
 async def show_thread(application_id: int, feedback_id: int) -> tuple[str, int] | str:
     """The thread page."""
-    check_ids(application_id, feedback_id)
     application = await get_application(current_agent(), application_id)
     context = await _thread_context(application, feedback_id)
     return await render_template("threads/show.html", **context)
@@ -119,7 +114,7 @@ async def show_thread(application_id: int, feedback_id: int) -> tuple[str, int] 
 
 @blueprint.post(THREAD + "/replies")
 @agent_required
-async def create_reply(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+async def create_reply(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Send a reply to the customer or add an internal note."""
     application, thread = await _load(application_id, feedback_id)
     form = ReplyForm(await request.form)
@@ -128,12 +123,12 @@ async def create_reply(application_id: int, feedback_id: int) -> Response | tupl
     except DomainError as error:
         context = await _thread_context(application, feedback_id, reply_form=form, reply_error=str(error))
         return await _render("partials/threads/conversation.html", context, error.status)
-    if not _is_htmx():
+    if not is_htmx():
         return _back_to_thread(application_id, feedback_id)
     return await _render("partials/threads/reply-swap.html", await _thread_context(application, feedback_id))
 
 
-async def _set_archived(application_id: int, feedback_id: int, archived: bool) -> Response | tuple[str, int]:
+async def _set_archived(application_id: int, feedback_id: int, archived: bool) -> ResponseReturnValue:
     application, thread = await _load(application_id, feedback_id)
     try:
         await set_archived(application, thread, archived)
@@ -142,28 +137,28 @@ async def _set_archived(application_id: int, feedback_id: int, archived: bool) -
         return await _render(
             "partials/threads/status.html", {**context, "status_error": str(error)}, error.status
         )
-    if not _is_htmx():
+    if not is_htmx():
         return _back_to_thread(application_id, feedback_id)
     return await _render("partials/threads/status.html", await _thread_context(application, feedback_id))
 
 
 @blueprint.post(THREAD + "/archive")
 @agent_required
-async def archive_thread(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+async def archive_thread(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Archive a thread."""
     return await _set_archived(application_id, feedback_id, True)
 
 
 @blueprint.post(THREAD + "/unarchive")
 @agent_required
-async def unarchive_thread(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+async def unarchive_thread(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Move an archived thread back to the open inbox."""
     return await _set_archived(application_id, feedback_id, False)
 
 
 @blueprint.post(THREAD + "/tags")
 @agent_required
-async def add_tag(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+async def add_tag(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Tag a thread, creating the tag if it is new."""
     application, thread = await _load(application_id, feedback_id)
     form = TagForm(await request.form)
@@ -172,26 +167,25 @@ async def add_tag(application_id: int, feedback_id: int) -> Response | tuple[str
     except DomainError as error:
         context = await _thread_context(application, feedback_id, tag_form=form, tag_error=str(error))
         return await _render("partials/threads/tags.html", context, error.status)
-    if not _is_htmx():
+    if not is_htmx():
         return _back_to_thread(application_id, feedback_id)
     return await _render("partials/threads/tags.html", await _thread_context(application, feedback_id))
 
 
-@blueprint.post(THREAD + "/tags/<int:tag_id>/remove")
+@blueprint.post(THREAD + "/tags/<id:tag_id>/remove")
 @agent_required
-async def remove_tag(application_id: int, feedback_id: int, tag_id: int) -> Response | tuple[str, int]:
+async def remove_tag(application_id: int, feedback_id: int, tag_id: int) -> ResponseReturnValue:
     """Remove a tag from a thread."""
     application, thread = await _load(application_id, feedback_id)
-    if tag_id <= MAX_ID:
-        await remove_tag_from_thread(application, thread, tag_id)
-    if not _is_htmx():
+    await remove_tag_from_thread(application, thread, tag_id)
+    if not is_htmx():
         return _back_to_thread(application_id, feedback_id)
     return await _render("partials/threads/tags.html", await _thread_context(application, feedback_id))
 
 
 @blueprint.post(THREAD + "/sentiment")
 @agent_required
-async def correct_sentiment(application_id: int, feedback_id: int) -> Response | tuple[str, int]:
+async def correct_sentiment(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Correct the thread's sentiment; later recomputation keeps the agent's label."""
     application, thread = await _load(application_id, feedback_id)
     form = await request.form
@@ -202,6 +196,6 @@ async def correct_sentiment(application_id: int, feedback_id: int) -> Response |
         return await _render(
             "partials/threads/sentiment.html", {**context, "sentiment_error": str(error)}, error.status
         )
-    if not _is_htmx():
+    if not is_htmx():
         return _back_to_thread(application_id, feedback_id)
     return await _render("partials/threads/sentiment.html", await _thread_context(application, feedback_id))

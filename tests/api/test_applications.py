@@ -11,7 +11,9 @@ from io import BytesIO
 import pytest
 from quart.datastructures import FileStorage
 
+from app.db import atomic
 from app.models import Application
+from app.services.organizations import change_role, remove_member
 from tests.conftest import BASE_URL
 from tests.factories import (
     body_json,
@@ -75,7 +77,7 @@ async def create(api, token: str, **kwargs):
 async def test_list_returns_only_the_applications_the_user_may_see_ordered_by_id(api, owner, token):
     colleague = await make_user()
     stranger = await make_user()
-    shared = await make_organization(owner, colleague)
+    shared = await make_organization(colleague, owner)
     foreign = await make_organization(stranger)
     first = await make_application(owner)
     of_colleague = await make_application(colleague, organization_id=shared.id)
@@ -216,6 +218,132 @@ async def test_organization_member_can_update_an_application_of_the_organization
 
     assert (await data_of(response))["name"] == "Renamed"
     assert (await Application.get(id=application.id)).name == "Renamed"
+
+
+# Roles: only owners decide which applications belong to an organization
+
+OWNERS_ONLY = "Only an owner of the organization can do this."
+
+
+async def test_an_agent_cannot_create_an_application_in_the_organization(api, owner):
+    agent = await make_user()
+    organization = await make_organization(owner, agent)
+
+    response = await api.post(
+        "/applications",
+        await make_token(agent, "write"),
+        form={"name": "Sneaked in", "organization_id": str(organization.id)},
+    )
+
+    await assert_error(response, 403, OWNERS_ONLY)
+    assert await Application.all().count() == 0
+
+
+async def test_an_agent_cannot_move_their_application_into_the_organization(api, owner, update_method):
+    agent = await make_user()
+    organization = await make_organization(owner, agent)
+    application = await make_application(agent)
+
+    response = await update(
+        api,
+        await make_token(agent, "write"),
+        update_method,
+        application.id,
+        form={"organization_id": str(organization.id)},
+    )
+
+    await assert_error(response, 403, OWNERS_ONLY)
+    assert (await Application.get(id=application.id)).organization_id is None
+
+
+async def test_an_agent_cannot_move_an_application_out_of_the_organization(api, owner, update_method):
+    agent = await make_user()
+    organization = await make_organization(owner, agent)
+    own = await make_organization(agent, name="Agent's own")
+    application = await make_application(owner, organization_id=organization.id)
+    agent_token = await make_token(agent, "write")
+
+    for target in ("", str(own.id)):
+        response = await update(
+            api, agent_token, update_method, application.id, form={"organization_id": target, "name": "Mine"}
+        )
+
+        await assert_error(response, 403, OWNERS_ONLY)
+        stored = await Application.get(id=application.id)
+        assert (stored.organization_id, stored.name) == (organization.id, application.name)
+
+
+async def test_an_agent_may_send_the_current_organization_with_other_changes(api, owner, update_method):
+    agent = await make_user()
+    organization = await make_organization(owner, agent)
+    application = await make_application(owner, organization_id=organization.id)
+
+    response = await update(
+        api,
+        await make_token(agent, "write"),
+        update_method,
+        application.id,
+        json={"organization_id": organization.id, "name": "Renamed", "uploads_enabled": False},
+    )
+
+    updated = await data_of(response)
+    assert (updated["organization_id"], updated["name"], updated["uploads_enabled"]) == (
+        organization.id,
+        "Renamed",
+        False,
+    )
+
+
+async def test_an_owner_of_both_organizations_moves_an_application_between_them(api, owner, token):
+    first = await make_organization(owner, name="First")
+    second = await make_organization(owner, name="Second")
+    application = await make_application(owner, organization_id=first.id)
+
+    response = await api.put(
+        f"/applications/{application.id}", token, form={"organization_id": str(second.id)}
+    )
+
+    assert (await data_of(response))["organization_id"] == second.id
+
+
+async def test_owning_the_destination_is_not_enough_to_take_an_application_out(api, owner, token):
+    colleague = await make_user()
+    theirs = await make_organization(colleague, owner, name="Theirs")
+    mine = await make_organization(owner, name="Mine")
+    application = await make_application(colleague, organization_id=theirs.id)
+
+    response = await api.put(f"/applications/{application.id}", token, form={"organization_id": str(mine.id)})
+
+    await assert_error(response, 403, OWNERS_ONLY)
+    assert (await Application.get(id=application.id)).organization_id == theirs.id
+
+
+async def test_the_creator_who_left_cannot_take_the_application_out(api, owner, token):
+    colleague = await make_user()
+    organization = await make_organization(owner, colleague)
+    application = await make_application(owner, organization_id=organization.id)
+    await change_role(owner, organization, colleague.id, "owner")
+    await remove_member(owner, organization, owner.id)
+
+    response = await api.put(f"/applications/{application.id}", token, form={"organization_id": ""})
+
+    await assert_error(response, 403, OWNERS_ONLY)
+    assert (await Application.get(id=application.id)).organization_id == organization.id
+
+
+async def test_another_user_cannot_move_an_application_into_an_organization_they_do_not_see(api, owner):
+    stranger = await make_user()
+    organization = await make_organization(owner)
+    theirs = await make_application(stranger)
+
+    response = await api.put(
+        f"/applications/{theirs.id}",
+        await make_token(stranger, "write"),
+        form={"organization_id": str(organization.id)},
+    )
+
+    await assert_error(response, 404, "Invalid organization")
+    assert (await Application.get(id=theirs.id)).organization_id is None
 
 
 async def test_keys_hold_platform_keys_and_the_intake_address(api, token):
@@ -405,12 +533,14 @@ async def test_update_keeps_the_fields_that_are_not_sent(api, owner, token, upda
     assert updated == {**created, "name": "After", "updated_at": updated["updated_at"]}
 
 
-async def test_update_with_no_fields_changes_nothing(api, token, update_method):
+async def test_update_with_no_fields_is_refused_and_changes_nothing(api, token, update_method):
     created = await create(api, token, form={"name": "Same", "url": "https://same.example"})
 
     response = await update(api, token, update_method, created["id"], form={})
 
-    assert await data_of(response) == created
+    assert response.status_code == 400
+    assert await body_text(response) == "Nothing sent to update"
+    assert await data_of(await api.get(f"/applications/{created['id']}", token)) == created
 
 
 async def test_update_with_a_logo_replaces_it(api, token, update_method):
@@ -431,7 +561,7 @@ async def test_update_with_a_logo_replaces_it(api, token, update_method):
 async def test_update_sets_updated_at_and_keeps_created_at(api, token, update_method):
     created = await create(api, token, form={"name": "Old"})
     past = datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC)
-    await Application.filter(id=created["id"]).update(created_at=past, updated_at=past)
+    await atomic(lambda: Application.filter(id=created["id"]).update(created_at=past, updated_at=past))
 
     response = await update(api, token, update_method, created["id"], form={"name": "New"})
 

@@ -11,6 +11,7 @@ from werkzeug.datastructures import FileStorage
 
 from app import create_app
 from app.models import Attachment, Feedback, FormOpen, Member
+from app.proxies import parse_networks
 from tests.conftest import BASE_URL
 from tests.factories import Api, body_json, body_text, make_application
 
@@ -174,7 +175,7 @@ async def test_upload_of_several_files_answers_201_with_their_ids(api, applicati
 async def test_upload_records_each_file_for_the_application(api, application):
     ids = await upload_ids(api, application, ("a.txt", b"first"), ("b.txt", b"second!"))
 
-    stored = await Attachment.filter(id__in=ids).order_by("id")
+    stored = await Attachment.filter(id__in=ids).order_by("created_at", "id")
     assert [(a.application_id, a.name, a.size) for a in stored] == [
         (application.id, "a.txt", 5),
         (application.id, "b.txt", 7),
@@ -397,6 +398,23 @@ async def test_submit_without_ip_stores_the_callers_address(api, token, applicat
     await submit(api, application, VALID, scope_base={"client": ("192.0.2.44", 50123)})
 
     assert (await only_thread(api, token, application))["ip_address"] == "192.0.2.44"
+
+
+async def test_submit_behind_a_trusted_proxy_stores_the_clients_address(settings, token, application):
+    app = create_app(
+        dataclasses.replace(settings, trusted_proxies=parse_networks("10.0.0.0/8")), manage_db=False
+    )
+    async with app.test_app():
+        proxied = Api(app.test_client())
+        await submit(
+            proxied,
+            application,
+            VALID,
+            headers={"X-Forwarded-For": "192.0.2.44, 10.0.0.3"},
+            scope_base={"client": ("10.0.0.2", 50123)},
+        )
+
+        assert (await only_thread(proxied, token, application))["ip_address"] == "192.0.2.44"
 
 
 async def test_submit_stores_the_requests_user_agent(api, token, application):

@@ -69,7 +69,35 @@ async def test_show_returns_the_organization(api, user, token):
             "name": "Acme Corp",
             "created_at": int(organization.created_at.timestamp()),
             "updated_at": int(organization.updated_at.timestamp()),
+            "role": "owner",
         }
+    }
+
+
+async def test_list_gives_the_users_role_in_each_organization(api, user, token):
+    other = await make_user()
+    owned = await make_organization(user, other, name="Owned")
+    worked = await make_organization(other, user, name="Worked")
+
+    response = await api.get("/organizations", token)
+
+    listed = (await body_json(response))["data"]
+    assert [(o["id"], o["role"]) for o in listed] == [(owned.id, "owner"), (worked.id, "agent")]
+
+
+async def test_show_gives_each_member_their_own_role(api, user, token):
+    agent = await make_user()
+    organization = await make_organization(user, agent)
+
+    as_owner = await body_json(await api.get(f"/organizations/{organization.id}", token))
+    as_agent = await body_json(
+        await api.get(f"/organizations/{organization.id}", await make_token(agent, "read"))
+    )
+
+    assert as_owner["data"]["role"] == "owner"
+    assert as_agent["data"]["role"] == "agent"
+    assert {k: v for k, v in as_owner["data"].items() if k != "role"} == {
+        k: v for k, v in as_agent["data"].items() if k != "role"
     }
 
 
@@ -89,7 +117,7 @@ async def test_organization_fields_have_the_specified_types(api, user, token):
 
     shown = (await body_json(await api.get(f"/organizations/{organization.id}", token)))["data"]
 
-    assert set(shown) == {"id", "name", "created_at", "updated_at"}
+    assert list(shown) == ["id", "name", "created_at", "updated_at", "role"]
     assert type(shown["id"]) is int
     assert type(shown["name"]) is str
     assert all(type(shown[name]) is int for name in ("created_at", "updated_at"))

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.db import atomic
 from app.models import Feedback, Reply
 from app.services.replies import recount_reply_days
 from tests.api.shapes import REPLY_FIELDS
@@ -82,7 +83,9 @@ async def created_seconds_ago(thread, seconds: int) -> int:
     integer timestamps exactly.
     """
     created = int(datetime.now(UTC).timestamp()) - seconds
-    await Feedback.filter(id=thread.id).update(created_at=datetime.fromtimestamp(created, UTC))
+    await atomic(
+        lambda: Feedback.filter(id=thread.id).update(created_at=datetime.fromtimestamp(created, UTC))
+    )
     return created
 
 
@@ -91,7 +94,7 @@ async def replied_at(reply_id: int) -> int:
 
 
 async def move_reply(reply, when: datetime) -> None:
-    await Reply.filter(id=reply.id).update(created_at=when)
+    await atomic(lambda: Reply.filter(id=reply.id).update(created_at=when))
     await recount_reply_days(reply.application_id)
 
 
@@ -321,7 +324,7 @@ async def test_a_public_reply_after_a_note_sets_the_first_reply_time(api, team_t
 
 async def test_last_reply_time_is_the_timestamp_of_the_newest_message(api, token, application, thread):
     long_ago = datetime.now(UTC) - timedelta(days=3)
-    await Feedback.filter(id=thread.id).update(created_at=long_ago, last_reply_at=long_ago)
+    await atomic(lambda: Feedback.filter(id=thread.id).update(created_at=long_ago, last_reply_at=long_ago))
 
     response = await post_reply(api, token, application, thread, message="Hello")
 
@@ -333,8 +336,12 @@ async def test_last_reply_time_is_the_timestamp_of_the_newest_message(api, token
 async def test_last_reply_time_follows_each_new_message(api, token, application, thread):
     first = await body_json(await post_reply(api, token, application, thread, message="Hello"))
     first_reply = first["data"]["replies"][0]
-    await Reply.filter(id=first_reply["id"]).update(created_at=datetime.now(UTC) - timedelta(hours=2))
-    await Feedback.filter(id=thread.id).update(last_reply_at=datetime.now(UTC) - timedelta(hours=2))
+    await atomic(
+        lambda: Reply.filter(id=first_reply["id"]).update(created_at=datetime.now(UTC) - timedelta(hours=2))
+    )
+    await atomic(
+        lambda: Feedback.filter(id=thread.id).update(last_reply_at=datetime.now(UTC) - timedelta(hours=2))
+    )
 
     second = await body_json(await post_reply(api, token, application, thread, message="Again"))
 
@@ -347,7 +354,7 @@ async def test_last_reply_time_follows_each_new_message(api, token, application,
 async def test_a_note_updates_the_last_reply_time(api, team_token, team_application):
     thread = await make_thread(team_application)
     long_ago = datetime.now(UTC) - timedelta(days=3)
-    await Feedback.filter(id=thread.id).update(created_at=long_ago, last_reply_at=long_ago)
+    await atomic(lambda: Feedback.filter(id=thread.id).update(created_at=long_ago, last_reply_at=long_ago))
 
     response = await post_reply(api, team_token, team_application, thread, message="Ask QA.", type="note")
 

@@ -101,13 +101,14 @@ class LiveSite:
 
 
 @contextmanager
-def live_site(data_dir: Path) -> Iterator[LiveSite]:
-    """Start ``earful serve`` on a free port with its own data dir, and stop it afterwards."""
+def live_site(data_dir: Path, **settings: str) -> Iterator[LiveSite]:
+    """Start ``earful serve`` on a free port with its own data dir (and ``EARFUL_*`` settings),
+    and stop it afterwards."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("EARFUL_")}
-    env.update(EARFUL_DATA_DIR=str(data_dir), EARFUL_BASE_URL=base_url)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    env.update(EARFUL_DATA_DIR=str(data_dir), EARFUL_BASE_URL=base_url, **settings)
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as earful makes it
     with (data_dir / "serve.log").open("wb") as log:
         server = subprocess.Popen(
             [str(EARFUL), "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 from tortoise import connections
 
+from app.db import atomic
 from app.models import Feedback
 from app.services import search
 from app.services.feedback import set_archived
@@ -99,7 +100,7 @@ async def test_search_sees_nothing_of_another_application(application):
 
 async def test_a_deleted_thread_no_longer_matches(application):
     thread = await make_thread(application, message="Remove this export complaint.")
-    await Feedback.filter(id=thread.id).delete()
+    await atomic(lambda: Feedback.filter(id=thread.id).delete())
     await make_thread(application, message="Another export complaint.")
 
     assert await messages_found(application, "export") == ["Another export complaint."]
@@ -144,9 +145,15 @@ async def test_search_query_count_does_not_grow_with_the_matches(application, qu
 
 async def _search_index_is_sound() -> None:
     """FTS5's own check of its index against the threads and senders (SQLite)."""
-    connection = connections.get("default")
-    for table in ("feedback_search", "members_search"):
-        await connection.execute_query(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+
+    async def check() -> None:
+        connection = connections.get("default")
+        for table in ("feedback_search", "members_search"):
+            await connection.execute_query(
+                f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)"
+            )
+
+    await atomic(check)
 
 
 async def test_index_follows_threads_that_go_and_senders_renamed_before_or_after_indexing(
@@ -157,7 +164,7 @@ async def test_index_follows_threads_that_go_and_senders_renamed_before_or_after
     indexed = await make_thread(application, email="ivy@example.org", name="Ivy Early", message="Old export.")
     await search.index_new_rows()
     fresh = await make_thread(application, email="max@example.org", name="Max Late", message="New export.")
-    await Feedback.filter(id__in=[indexed.id, fresh.id]).delete()
+    await atomic(lambda: Feedback.filter(id__in=[indexed.id, fresh.id]).delete())
     await make_thread(application, email="ivy@example.org", name="Ivy Renamed", message="Kept export.")
     await make_thread(application, email="max@example.org", name="Max Renamed", message="Also kept export.")
 

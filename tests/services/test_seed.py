@@ -7,13 +7,15 @@ from datetime import UTC, timedelta
 
 import pytest
 
+from app.db import atomic
 from app.errors import NotFound, ValidationError
 from app.models import Application, Feedback, FeedbackTag, Member, Reply, Tag, User
 from app.services import search
-from app.services.feedback import create_thread, list_threads, parse_submission
+from app.services.feedback import create_thread, list_threads
 from app.services.inbox import search_threads
 from app.services.replies import list_replies
 from app.services.seed import seed_application
+from app.services.submissions import parse_submission
 from app.services.tags import list_tags
 from tests.factories import make_reply
 
@@ -93,7 +95,7 @@ async def test_seeded_data_is_the_same_for_the_same_seed(agent: User, applicatio
         .order_by("id")
         .values_list("message", "sentiment", "archived", "nps")
     )
-    await Feedback.filter(application_id=application.id).delete()
+    await atomic(lambda: Feedback.filter(application_id=application.id).delete())
     await seed_application(application.id, 40, seed=3)
     second = (
         await Feedback.filter(application_id=application.id)

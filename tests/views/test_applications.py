@@ -11,6 +11,7 @@ from werkzeug.datastructures import FileStorage
 from app.models import Application
 from tests.conftest import BASE_URL, INTAKE_DOMAIN
 from tests.factories import (
+    application_row,
     body_text,
     make_application,
     make_organization,
@@ -80,7 +81,7 @@ async def test_list_shows_the_agents_applications_with_open_threads(client, agen
 
 async def test_list_shows_organization_applications_but_not_other_tenants(client, agent, signed_in):
     colleague, stranger = await make_user(), await make_user()
-    organization = await make_organization(agent, colleague, name="Acme Team")
+    organization = await make_organization(colleague, agent, name="Acme Team")
     await make_application(colleague, name="Shared App", organization_id=organization.id)
     await make_application(stranger, name="Secret App")
 
@@ -129,6 +130,27 @@ async def test_new_application_form_offers_the_agents_organizations(client, agen
     assert "Other Team" not in body
     assert 'enctype="multipart/form-data"' in body
     assert 'name="csrf_token"' in body
+
+
+async def test_new_application_form_offers_only_the_organizations_the_agent_owns(client, agent, signed_in):
+    owned = await make_organization(agent, name="Owned Team")
+    await make_organization(await make_user(), agent, name="Worked Team")
+
+    body = await body_text(await client.get("/app/applications/new"))
+
+    assert f'<option value="{owned.id}">Owned Team</option>' in body
+    assert "Worked Team" not in body
+
+
+async def test_create_refuses_an_organization_where_the_agent_is_an_agent(client, agent, signed_in):
+    organization = await make_organization(await make_user(), agent, name="Worked Team")
+
+    response = await client.post(
+        "/app/applications/new", form=fields(signed_in, organization=str(organization.id))
+    )
+
+    assert response.status_code == 422
+    assert await Application.all().count() == 0
 
 
 async def test_create_application_stores_the_fields_and_redirects_to_it(client, agent, signed_in):
@@ -279,10 +301,68 @@ async def test_edit_saves_and_redirects_to_the_settings(client, application, sig
 
     assert response.status_code == 303
     assert response.headers["Location"] == f"/app/applications/{application.id}"
-    await application.refresh_from_db()
+    application = await application_row(application.id)
     assert application.name == "Renamed"
     assert application.target_average_first_reply_time == 3 * 3600
     assert "Changes saved." in await body_text(await client.get(response.headers["Location"]))
+
+
+async def test_settings_offer_only_owned_organizations_to_move_the_application_to(client, agent, signed_in):
+    owned = await make_organization(agent, name="Owned Team")
+    await make_organization(await make_user(), agent, name="Worked Team")
+    application = await make_application(agent, organization_id=owned.id)
+
+    body = await body_text(await client.get(f"/app/applications/{application.id}"))
+
+    select = re.search(r'<select[^>]* name="organization"[^>]*>.*?</select>', body, re.S).group(0)
+    assert f'<option selected value="{owned.id}">Owned Team</option>' in select
+    assert '<option value="">None (only you)</option>' in select
+    assert "Worked Team" not in select
+    assert "disabled" not in select
+
+
+async def test_settings_lock_the_organization_of_an_agent(client, agent, signed_in):
+    owner = await make_user()
+    organization = await make_organization(owner, agent, name="Worked Team")
+    await make_organization(agent, name="Owned Team")
+    application = await make_application(owner, organization_id=organization.id)
+
+    body = await body_text(await client.get(f"/app/applications/{application.id}"))
+
+    select = re.search(r'<select[^>]* name="organization"[^>]*>.*?</select>', body, re.S).group(0)
+    assert "disabled" in select
+    assert re.findall(r"<option[^>]*>([^<]*)</option>", select) == ["Worked Team"]
+    assert "Only an owner of the organization can move this application out of it." in body
+
+
+async def test_an_agent_saves_the_settings_of_the_organizations_application(client, agent, signed_in):
+    owner = await make_user()
+    organization = await make_organization(owner, agent)
+    application = await make_application(owner, organization_id=organization.id)
+    form = fields(signed_in, name="Renamed")
+    del form["organization"]  # the locked select is disabled, so the browser does not send it
+
+    response = await client.post(f"/app/applications/{application.id}", form=form)
+
+    assert response.status_code == 303
+    application = await application_row(application.id)
+    assert (application.name, application.organization_id) == ("Renamed", organization.id)
+
+
+async def test_an_agent_cannot_move_the_organizations_application_out_with_the_form(client, agent, signed_in):
+    owner = await make_user()
+    organization = await make_organization(owner, agent)
+    own = await make_organization(agent, name="Own Team")
+    application = await make_application(owner, organization_id=organization.id, name="Shared")
+
+    for target in ("", str(own.id)):
+        response = await client.post(
+            f"/app/applications/{application.id}", form=fields(signed_in, name="Taken", organization=target)
+        )
+
+        assert response.status_code == 422
+        application = await application_row(application.id)
+        assert (application.name, application.organization_id) == ("Shared", organization.id)
 
 
 async def test_edit_with_htmx_answers_the_form_and_the_header(client, application, signed_in):
@@ -313,7 +393,7 @@ async def test_edit_with_htmx_and_errors_answers_the_form_with_422(client, appli
     assert "<html" not in body
     assert "Enter a name." in body
     assert 'value="https://kept.example"' in body
-    await application.refresh_from_db()
+    application = await application_row(application.id)
     assert application.url is None
 
 
@@ -323,7 +403,7 @@ async def test_edit_replaces_the_logo(client, application, signed_in):
     )
 
     assert response.status_code == 303
-    await application.refresh_from_db()
+    application = await application_row(application.id)
     assert application.logo_name and application.logo_name.endswith(".png")
 
 
@@ -340,7 +420,7 @@ async def test_rotating_a_key_changes_it_and_the_old_key_stops_working(client, a
 
     assert response.status_code == 303
     assert response.headers["Location"] == f"/app/applications/{application.id}#keys"
-    await application.refresh_from_db()
+    application = await application_row(application.id)
     assert application.key_ios != old
     assert (await client.post(f"/applications/{application.id}/open?key={old}")).status_code == 403
     new = await client.post(f"/applications/{application.id}/open?key={application.key_ios}")
@@ -359,7 +439,7 @@ async def test_rotating_with_htmx_answers_the_key_row(client, application, signe
 
     assert response.status_code == 200
     body = await body_text(response)
-    await application.refresh_from_db()
+    application = await application_row(application.id)
     assert '<div class="key-row" id="key-android">' in body
     assert f'value="{application.key_android}"' in body
     assert "widget-snippet" not in body
@@ -373,7 +453,7 @@ async def test_rotating_the_javascript_key_with_htmx_updates_the_snippet(client,
     )
 
     body = await body_text(response)
-    await application.refresh_from_db()
+    application = await application_row(application.id)
     assert 'hx-swap-oob="true" id="widget-snippet-slot"' in body
     assert f"data-key=&#34;{application.key_javascript}&#34;" in body
 
@@ -404,7 +484,7 @@ async def test_another_agent_gets_404_on_edit_and_nothing_changes(application, i
     response = await other_client.post(f"/app/applications/{application.id}", form=fields(csrf, name="Pwned"))
 
     assert response.status_code == 404
-    await application.refresh_from_db()
+    application = await application_row(application.id)
     assert application.name != "Pwned"
 
 
@@ -417,7 +497,7 @@ async def test_another_agent_gets_404_on_rotate_and_the_key_stays(application, i
     )
 
     assert response.status_code == 404
-    await application.refresh_from_db()
+    application = await application_row(application.id)
     assert application.key_api == key
 
 

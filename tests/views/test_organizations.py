@@ -1,4 +1,4 @@
-"""Organizations: the list, one organization's page, adding and removing members."""
+"""Organizations: the list, one organization's page, adding and removing members, their roles."""
 
 from __future__ import annotations
 
@@ -38,6 +38,19 @@ async def _remove(client, organization_id: int, user_id: int, headers=None):
         form={"csrf_token": await csrf_of(client, "/app/organizations")},
         headers=headers or {},
     )
+
+
+async def _change_role(client, organization_id: int, user_id: int, role: str, headers=None):
+    return await client.post(
+        f"/app/organizations/{organization_id}/members/{user_id}/role",
+        form={"csrf_token": await csrf_of(client, "/app/organizations"), "role": role},
+        headers=headers or {},
+    )
+
+
+async def _roles(organization) -> dict[int, str]:
+    """Each member's user id and role."""
+    return dict(await Membership.filter(organization_id=organization.id).values_list("user_id", "role"))
 
 
 async def test_list_shows_only_the_agents_organizations_with_counts(client, agent):
@@ -82,7 +95,7 @@ async def test_list_shows_an_empty_state(client, agent):
     assert "You don't belong to any organization yet." in body
 
 
-async def test_creating_an_organization_makes_the_agent_its_member(client, agent):
+async def test_creating_an_organization_makes_the_agent_its_owner(client, agent):
     await sign_in(client, agent)
 
     response = await client.post(
@@ -93,7 +106,9 @@ async def test_creating_an_organization_makes_the_agent_its_member(client, agent
     organization = await Organization.get(name="Acme")
     assert response.status_code == 303
     assert response.headers["Location"] == f"/app/organizations/{organization.id}"
-    assert await Membership.exists(organization_id=organization.id, user_id=agent.id)
+    assert await Membership.filter(organization_id=organization.id).values_list("user_id", "role") == [
+        (agent.id, "owner")
+    ]
 
 
 async def test_creating_an_organization_needs_a_name(client, agent):
@@ -212,7 +227,7 @@ async def test_removing_a_member_with_htmx_answers_the_members_fragment(client, 
 
 
 async def test_removing_yourself_lands_on_the_list_without_the_organization(client, agent):
-    organization = await make_organization(agent, await make_user(), name="Leaving Ltd")
+    organization = await make_organization(await make_user(), agent, name="Leaving Ltd")
     await sign_in(client, agent)
 
     response = await _remove(client, organization.id, agent.id)
@@ -224,7 +239,7 @@ async def test_removing_yourself_lands_on_the_list_without_the_organization(clie
 
 
 async def test_removing_yourself_with_htmx_redirects_the_browser(client, agent):
-    organization = await make_organization(agent, await make_user())
+    organization = await make_organization(await make_user(), agent)
     await sign_in(client, agent)
 
     response = await _remove(client, organization.id, agent.id, HTMX)
@@ -240,8 +255,36 @@ async def test_removing_the_last_member_is_refused(client, agent):
     response = await _remove(client, organization.id, agent.id)
 
     assert response.status_code == 400
-    assert "An organization needs at least one member" in await response.get_data(as_text=True)
+    assert "An organization needs an owner" in await response.get_data(as_text=True)
     assert await Membership.exists(organization_id=organization.id, user_id=agent.id)
+
+
+async def test_the_last_owner_cannot_leave_and_is_shown_why(client, agent):
+    colleague = await make_user()
+    organization = await make_organization(agent, colleague)
+    await sign_in(client, agent)
+
+    page = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
+    response = await _remove(client, organization.id, agent.id, HTMX)
+
+    assert f"/members/{agent.id}/remove" not in page
+    assert "make another member an owner before you leave" in page
+    assert response.status_code == 400
+    body = await response.get_data(as_text=True)
+    assert body.lstrip().startswith('<section id="members"')
+    assert "An organization needs an owner: make another member an owner first." in body
+    assert await _roles(organization) == {agent.id: "owner", colleague.id: "agent"}
+
+
+async def test_an_owner_leaves_when_another_owner_remains(client, agent):
+    colleague = await make_user()
+    organization = await make_organization(owners=(agent, colleague))
+    await sign_in(client, agent)
+
+    response = await _remove(client, organization.id, agent.id)
+
+    assert response.status_code == 303
+    assert await _roles(organization) == {colleague.id: "owner"}
 
 
 async def test_another_agent_gets_404_on_the_organization_page(app, agent):
@@ -295,3 +338,217 @@ async def test_names_and_emails_are_escaped(client, agent):
 
     assert "<script>alert(1)</script>" not in body
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+
+
+# Roles
+
+
+async def test_list_shows_the_agents_role_in_each_organization(client, agent):
+    other = await make_user()
+    await make_organization(agent, other, name="Owned Ltd")
+    await make_organization(other, agent, name="Worked Ltd")
+    await sign_in(client, agent)
+
+    body = await (await client.get("/app/organizations")).get_data(as_text=True)
+
+    owned, worked = body.index("Owned Ltd"), body.index("Worked Ltd")
+    assert body.index("Owner", owned) < worked
+    assert "Agent" in body[worked:]
+
+
+async def test_organization_page_shows_each_members_role(client, agent):
+    await make_user(email="zed@example.com", name="Zed")
+    organization = await make_organization(
+        agent, await make_user(email="carl@example.com", name="Carl"), name="Acme"
+    )
+    await sign_in(client, agent)
+
+    body = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
+
+    ann_row = body[body.index("agent@example.com") :]
+    carl_row = body[body.index("carl@example.com") :]
+    assert ann_row.index(">Owner<") < ann_row.index("</li>")
+    assert carl_row.index(">Agent<") < carl_row.index("</li>")
+    assert "zed@example.com" not in body
+
+
+async def test_an_owner_gets_the_controls_to_manage_members(client, agent):
+    carl = await make_user(email="carl@example.com", name="Carl")
+    organization = await make_organization(agent, carl)
+    await sign_in(client, agent)
+
+    body = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
+
+    assert f'action="/app/organizations/{organization.id}/members"' in body
+    assert f'action="/app/organizations/{organization.id}/members/{carl.id}/remove"' in body
+    assert f'action="/app/organizations/{organization.id}/members/{carl.id}/role"' in body
+    assert 'name="role" value="owner"' in body
+
+
+async def test_an_agent_sees_the_members_without_the_controls_and_may_leave(client, agent):
+    owner = await make_user(email="olga@example.com", name="Olga")
+    colleague = await make_user(email="carl@example.com", name="Carl")
+    organization = await make_organization(owner, agent, colleague)
+    await sign_in(client, agent)
+
+    body = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
+
+    assert "olga@example.com" in body and "carl@example.com" in body
+    assert f'action="/app/organizations/{organization.id}/members"' not in body
+    assert "/role" not in body
+    assert f"/members/{owner.id}/remove" not in body
+    assert f"/members/{colleague.id}/remove" not in body
+    assert f'action="/app/organizations/{organization.id}/members/{agent.id}/remove"' in body
+    assert "You are an agent here" in body
+
+
+async def test_an_agent_cannot_add_a_member(client, agent):
+    organization = await make_organization(await make_user(), agent)
+    carl = await make_user(email="carl@example.com")
+    await sign_in(client, agent)
+
+    response = await _add(client, organization.id, carl.email)
+
+    assert response.status_code == 403
+    assert "Only an owner of the organization can do this." in await response.get_data(as_text=True)
+    assert carl.id not in await _roles(organization)
+
+
+async def test_an_agent_cannot_add_a_member_with_htmx_either(client, agent):
+    organization = await make_organization(await make_user(), agent)
+    carl = await make_user(email="carl@example.com")
+    await sign_in(client, agent)
+
+    response = await _add(client, organization.id, carl.email, HTMX)
+
+    body = await response.get_data(as_text=True)
+    assert response.status_code == 403
+    assert body.lstrip().startswith('<section id="members"')
+    assert "Only an owner of the organization can do this." in body
+    assert carl.id not in await _roles(organization)
+
+
+async def test_an_agent_cannot_remove_the_owner_or_another_agent(client, agent):
+    owner, colleague = await make_user(), await make_user()
+    organization = await make_organization(owner, agent, colleague)
+    await sign_in(client, agent)
+
+    for target in (owner, colleague):
+        response = await _remove(client, organization.id, target.id)
+
+        assert response.status_code == 403
+        assert "Only an owner of the organization can do this." in await response.get_data(as_text=True)
+    assert await _roles(organization) == {owner.id: "owner", agent.id: "agent", colleague.id: "agent"}
+
+
+async def test_an_agent_cannot_make_themself_an_owner(client, agent):
+    owner = await make_user()
+    organization = await make_organization(owner, agent)
+    await sign_in(client, agent)
+
+    response = await _change_role(client, organization.id, agent.id, "owner")
+
+    assert response.status_code == 403
+    assert "Only an owner of the organization can do this." in await response.get_data(as_text=True)
+    assert await _roles(organization) == {owner.id: "owner", agent.id: "agent"}
+
+
+async def test_an_agent_cannot_demote_the_owner(client, agent):
+    owner = await make_user()
+    organization = await make_organization(owner, agent)
+    await sign_in(client, agent)
+
+    response = await _change_role(client, organization.id, owner.id, "agent")
+
+    assert response.status_code == 403
+    assert await _roles(organization) == {owner.id: "owner", agent.id: "agent"}
+
+
+async def test_an_owner_makes_an_agent_an_owner(client, agent):
+    carl = await make_user(email="carl@example.com", name="Carl")
+    organization = await make_organization(agent, carl)
+    await sign_in(client, agent)
+
+    response = await _change_role(client, organization.id, carl.id, "owner")
+
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"/app/organizations/{organization.id}#members"
+    page = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
+    assert "Carl (carl@example.com) is an owner now." in page
+    assert await _roles(organization) == {agent.id: "owner", carl.id: "owner"}
+
+
+async def test_an_owner_makes_another_owner_an_agent_with_htmx(client, agent):
+    carl = await make_user(email="carl@example.com", name="Carl")
+    organization = await make_organization(owners=(agent, carl))
+    await sign_in(client, agent)
+
+    response = await _change_role(client, organization.id, carl.id, "agent", HTMX)
+
+    body = await response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<section id="members"')
+    assert "Carl (carl@example.com) is an agent now." in body
+    assert await _roles(organization) == {agent.id: "owner", carl.id: "agent"}
+
+
+async def test_an_owner_who_steps_down_loses_the_controls(client, agent):
+    carl = await make_user()
+    organization = await make_organization(owners=(agent, carl))
+    await sign_in(client, agent)
+
+    response = await _change_role(client, organization.id, agent.id, "agent", HTMX)
+
+    body = await response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert f'action="/app/organizations/{organization.id}/members"' not in body
+    assert "You are an agent here" in body
+    assert await _roles(organization) == {agent.id: "agent", carl.id: "owner"}
+
+
+async def test_the_last_owner_cannot_become_an_agent(client, agent):
+    carl = await make_user()
+    organization = await make_organization(agent, carl)
+    await sign_in(client, agent)
+
+    response = await _change_role(client, organization.id, agent.id, "agent")
+
+    assert response.status_code == 400
+    assert "An organization needs an owner" in await response.get_data(as_text=True)
+    assert await _roles(organization) == {agent.id: "owner", carl.id: "agent"}
+
+
+async def test_an_unknown_role_is_refused(client, agent):
+    carl = await make_user()
+    organization = await make_organization(agent, carl)
+    await sign_in(client, agent)
+
+    response = await _change_role(client, organization.id, carl.id, "admin")
+
+    assert response.status_code == 400
+    assert "The selected role is invalid." in await response.get_data(as_text=True)
+    assert await _roles(organization) == {agent.id: "owner", carl.id: "agent"}
+
+
+async def test_another_agent_cannot_change_roles(app, agent):
+    organization = await make_organization(agent)
+    other, _ = await _signed_in_other(app)
+
+    response = await _change_role(other, organization.id, agent.id, "agent")
+
+    assert response.status_code == 404
+    assert "Invalid organization" in await response.get_data(as_text=True)
+    assert await _roles(organization) == {agent.id: "owner"}
+
+
+async def test_changing_a_role_without_csrf_token_is_refused(client, agent):
+    carl = await make_user()
+    organization = await make_organization(agent, carl)
+    await sign_in(client, agent)
+
+    response = await client.post(
+        f"/app/organizations/{organization.id}/members/{carl.id}/role", form={"role": "owner"}
+    )
+
+    assert response.status_code == 400
+    assert await _roles(organization) == {agent.id: "owner", carl.id: "agent"}

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
+from app.db import atomic
 from app.models import Application, Feedback, FormOpen
 from tests.factories import body_text, make_application, make_thread, make_user, sign_in
 
@@ -18,7 +19,7 @@ def days_ago(days: int, hour: int = 12) -> datetime:
 
 async def thread_on(application: Application, when: datetime, **body: object) -> Feedback:
     thread = await make_thread(application, **{"sentiment": "neutral", **body})
-    await Feedback.filter(id=thread.id).update(created_at=when)
+    await atomic(lambda: Feedback.filter(id=thread.id).update(created_at=when))
     return thread
 
 
@@ -85,8 +86,8 @@ async def test_stats_page_computes_the_nps_score(client, application, signed_in)
 
 async def test_stats_page_shows_form_opens_against_submissions(client, application, signed_in):
     for _ in range(4):
-        opened = await FormOpen.create(application_id=application.id)
-        await FormOpen.filter(id=opened.id).update(created_at=days_ago(1))
+        opened = await atomic(lambda: FormOpen.create(application_id=application.id))
+        await atomic(lambda opened=opened: FormOpen.filter(id=opened.id).update(created_at=days_ago(1)))
     await thread_on(application, days_ago(1))
 
     body = await body_text(await client.get(f"/app/applications/{application.id}/stats"))
@@ -99,7 +100,9 @@ async def test_stats_page_shows_form_opens_against_submissions(client, applicati
 @pytest.mark.parametrize(("total", "badge"), [(2 * 3600, "On target"), (6 * 3600, "Over target")])
 async def test_stats_page_compares_first_reply_time_with_the_target(client, agent, signed_in, total, badge):
     application = await make_application(agent, target_average_first_reply_time=3 * 3600)
-    await Application.filter(id=application.id).update(first_reply_total=total, first_reply_count=1)
+    await atomic(
+        lambda: Application.filter(id=application.id).update(first_reply_total=total, first_reply_count=1)
+    )
     await thread_on(application, days_ago(0))
 
     body = await body_text(await client.get(f"/app/applications/{application.id}/stats"))

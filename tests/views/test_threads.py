@@ -7,7 +7,9 @@ import re
 
 import pytest
 
+from app.db import atomic
 from app.models import Application, Attachment, Feedback, FeedbackTag, OutboundEmail, Reply, Tag, User
+from app.services.attachments import new_attachment_id
 from app.services.feedback import set_archived
 from tests.factories import make_reply, make_thread, make_user, sign_in
 
@@ -45,7 +47,7 @@ async def page(client, path: str) -> str:
 
 
 async def use_team_plan(user: User) -> None:
-    await User.filter(id=user.id).update(plan="team")
+    await atomic(lambda: User.filter(id=user.id).update(plan="team"))
 
 
 HX = {"HX-Request": "true"}
@@ -71,6 +73,15 @@ async def test_thread_page_shows_the_message_sender_and_metadata(client, csrf, a
     assert '<a href="https://shop.example/cart" rel="noopener nofollow noreferrer"' in body
     assert "203.0.113.7" in body and "pytest-factory/1.0" in body
     assert "<dd>pt</dd>" in body
+
+
+async def test_thread_page_mailto_link_is_percent_encoded(client, csrf, application):
+    thread = await make_thread(application, email="a?cc=x%40evil.test&b=@c.test")
+
+    body = await page(client, url(thread))
+
+    assert 'href="mailto:a%3Fcc%3Dx%2540evil.test%26b%3D@c.test"' in body
+    assert "mailto:a?cc" not in body
 
 
 async def test_thread_page_links_only_http_page_urls(client, csrf, application):
@@ -101,21 +112,27 @@ async def test_thread_page_shows_list_properties_as_a_list(client, csrf, applica
 
 
 async def test_thread_page_previews_images_and_links_other_attachments(client, csrf, application):
-    image = await Attachment.create(
-        application_id=application.id,
-        name="shot.png",
-        mime_type="image/png",
-        size=2048,
-        storage_name="a",
-        token="tok1",
+    image = await atomic(
+        lambda: Attachment.create(
+            id=new_attachment_id(),
+            application_id=application.id,
+            name="shot.png",
+            mime_type="image/png",
+            size=2048,
+            storage_name="a",
+            token="tok1",
+        )
     )
-    report = await Attachment.create(
-        application_id=application.id,
-        name="report.pdf",
-        mime_type="application/pdf",
-        size=300,
-        storage_name="b",
-        token="tok2",
+    report = await atomic(
+        lambda: Attachment.create(
+            id=new_attachment_id(),
+            application_id=application.id,
+            name="report.pdf",
+            mime_type="application/pdf",
+            size=300,
+            storage_name="b",
+            token="tok2",
+        )
     )
     thread = await make_thread(application, attachments=[image.id, report.id])
 
@@ -130,12 +147,14 @@ async def test_thread_page_shows_replies_and_notes_distinctly(client, csrf, agen
     await use_team_plan(agent)
     await make_reply(agent, application, thread, "We are looking into it.")
     await make_reply(agent, application, thread, "Escalated to billing.", type="note")
-    await Reply.create(
-        application_id=application.id,
-        feedback_id=thread.id,
-        message="Thanks a lot!",
-        from_agent=False,
-        email="rita@example.org",
+    await atomic(
+        lambda: Reply.create(
+            application_id=application.id,
+            feedback_id=thread.id,
+            message="Thanks a lot!",
+            from_agent=False,
+            email="rita@example.org",
+        )
     )
 
     body = await page(client, url(thread))
@@ -402,8 +421,12 @@ async def test_reply_that_could_not_be_emailed_is_flagged_on_the_thread(
 ):
     delivered = await make_reply(agent, application, thread, "This one went out.")
     bounced = await make_reply(agent, application, thread, "This one bounced.")
-    await OutboundEmail.filter(reply_id=delivered.id).update(status="sent")
-    await OutboundEmail.filter(reply_id=bounced.id).update(status="failed", last_error="550 no such user")
+    await atomic(lambda: OutboundEmail.filter(reply_id=delivered.id).update(status="sent"))
+    await atomic(
+        lambda: OutboundEmail.filter(reply_id=bounced.id).update(
+            status="failed", last_error="550 no such user"
+        )
+    )
 
     body = await (await client.get(f"/app/applications/{application.id}/feedback/{thread.id}")).get_data(
         as_text=True

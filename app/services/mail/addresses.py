@@ -11,7 +11,9 @@ import hmac
 import re
 from dataclasses import dataclass
 
-from app.models import Application, Feedback
+from app.repositories import applications, threads
+from app.repositories.applications import ApplicationRow
+from app.repositories.threads import ThreadRow
 from app.services.security import secrets_match
 
 SIGNATURE_LENGTH = 20  # hex characters: 80 bits, and every guess costs an SMTP transaction
@@ -23,8 +25,8 @@ _REPLY = re.compile(rf"reply\+(\d{{1,10}})\.([0-9a-f]{{{SIGNATURE_LENGTH}}})")
 class Recipient:
     """Where an accepted e-mail goes: a new thread of ``application``, or an answer in ``thread``."""
 
-    application: Application
-    thread: Feedback | None = None
+    application: ApplicationRow
+    thread: ThreadRow | None = None
 
     @property
     def key(self) -> str:
@@ -66,7 +68,7 @@ async def resolve_recipient(address: str, secret_key: str, intake_domain: str) -
     if local is None:
         return None
     if match := _INTAKE.fullmatch(local.lower()):
-        application = await Application.get_or_none(id=int(match.group(1)))
+        application = await applications.application_by_id(int(match.group(1)))
         if application is None or not secrets_match(match.group(2), application.intake_token.lower()):
             return None
         return Recipient(application)
@@ -74,8 +76,9 @@ async def resolve_recipient(address: str, secret_key: str, intake_domain: str) -
         thread_id = int(match.group(1))
         if not secrets_match(match.group(2), _signature(thread_id, secret_key)):
             return None
-        thread = await Feedback.filter(id=thread_id).select_related("application", "member").first()
-        if thread is None:
+        thread = await threads.thread_anywhere(thread_id)
+        owner = await applications.application_by_id(thread.application_id) if thread else None
+        if thread is None or owner is None:
             return None
-        return Recipient(thread.application, thread)
+        return Recipient(owner, thread)
     return None

@@ -11,19 +11,23 @@ from __future__ import annotations
 import email
 import email.policy
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.utils import getaddresses
 
 from tortoise.exceptions import IntegrityError
 
 from app.config import Settings
-from app.db import atomic
+from app.db import transactional
 from app.errors import DomainError
-from app.models import Feedback, InboundEmail
-from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD, store_uploads
-from app.services.feedback import MAX_MESSAGE_LENGTH, MIN_MESSAGE_LENGTH, Submission, create_thread
+from app.repositories import outbox
+from app.repositories.attachments import AttachmentRow
+from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD, record_uploads, remove_uploads, write_uploads
+from app.services.feedback import create_thread
+from app.services.files import IncomingFile
 from app.services.mail.addresses import Recipient, resolve_recipient
 from app.services.mail.parsing import MalformedMail, ParsedMail, parse_mail
 from app.services.replies import add_customer_reply
+from app.services.submissions import MAX_MESSAGE_LENGTH, MIN_MESSAGE_LENGTH, Submission
 
 MAX_RECIPIENTS = 20
 
@@ -88,8 +92,11 @@ def _files_note(names: list[str]) -> str:
     return f"[Attachments not kept: {', '.join(names)}]" if names else ""
 
 
-async def _store_files(recipient: Recipient, mail: ParsedMail, settings: Settings) -> tuple[list[int], str]:
-    """Store the mail's files as uploads of the application (within the upload limits).
+def _write_files(
+    recipient: Recipient, mail: ParsedMail, settings: Settings
+) -> tuple[list[AttachmentRow], str]:
+    """Write the mail's files as uploads of the application (within the upload limits); their
+    rows, recorded with the thread or reply, and a note naming the files left out.
 
     Files over the size limit, past the per-thread maximum, or sent to an application whose
     uploads are disabled are left out, and named in a note added to the message.
@@ -99,7 +106,8 @@ async def _store_files(recipient: Recipient, mail: ParsedMail, settings: Setting
         return [], ""
     if not application.uploads_enabled:
         return [], _files_note([f"{f.filename} (uploads are disabled)" for f in mail.files])
-    kept, dropped = [], []
+    kept: list[IncomingFile] = []
+    dropped: list[str] = []
     for incoming in mail.files:
         if len(incoming.content) > settings.max_upload_bytes:
             dropped.append(f"{incoming.filename} (too large)")
@@ -107,8 +115,7 @@ async def _store_files(recipient: Recipient, mail: ParsedMail, settings: Setting
             dropped.append(f"{incoming.filename} (too many files)")
         else:
             kept.append(incoming)
-    ids = await store_uploads(application, kept, settings.data_dir, settings.max_upload_bytes) if kept else []
-    return ids, _files_note(dropped)
+    return write_uploads(application, kept, settings.data_dir), _files_note(dropped)
 
 
 def _text(mail: ParsedMail, note: str, with_subject: bool, attached: int) -> str:
@@ -123,16 +130,33 @@ def _text(mail: ParsedMail, note: str, with_subject: bool, attached: int) -> str
 
 
 async def _deliver(recipient: Recipient, mail: ParsedMail, settings: Settings) -> Delivered:
+    """Take one e-mail for one target, in one transaction: its files, the thread or the reply,
+    and the record of its Message-ID (the files go when the transaction fails)."""
     key = inbound_key(mail.message_id, recipient)
-    if await InboundEmail.exists(message_id=key):
+    if await outbox.received(key):
         return Delivered("duplicate", recipient.thread.id if recipient.thread else None)
-    sender = mail.sender_email or ""
     if recipient.thread is None and len(mail.text or mail.subject) < MIN_MESSAGE_LENGTH and not mail.files:
         raise UnreadableMail("The message has no text")
-    attachment_ids, note = await _store_files(recipient, mail, settings)
-    thread = recipient.thread
+    uploads, note = _write_files(recipient, mail, settings)
+    try:
+        return await _take(recipient, mail, key, uploads, note)
+    except IntegrityError:
+        remove_uploads(settings.data_dir, uploads)
+        if await outbox.received(key):  # the same mail, delivered twice at once
+            return Delivered("duplicate", recipient.thread.id if recipient.thread else None)
+        raise
+    except BaseException:
+        remove_uploads(settings.data_dir, uploads)
+        raise
 
-    if thread is None:
+
+@transactional
+async def _take(
+    recipient: Recipient, mail: ParsedMail, key: str, uploads: list[AttachmentRow], note: str
+) -> Delivered:
+    attachment_ids = await record_uploads(uploads)
+    sender = mail.sender_email or ""
+    if recipient.thread is None:
         submission = Submission(
             email=sender,
             name=mail.sender_name,
@@ -143,30 +167,13 @@ async def _deliver(recipient: Recipient, mail: ParsedMail, settings: Settings) -
         )
         if len(submission.message) < MIN_MESSAGE_LENGTH:
             raise UnreadableMail("The message has no text")
-
-        async def new_thread() -> Feedback:
-            created = await create_thread(recipient.application, submission)
-            await InboundEmail.create(message_id=key, feedback_id=created.id)
-            return created
-
-        work, outcome = new_thread, "thread"
-    else:
-        answered = thread
-        text = _text(mail, note, with_subject=False, attached=len(attachment_ids)) or "[Empty message]"
-
-        async def answer() -> Feedback:
-            await add_customer_reply(recipient.application, answered, sender, text, attachment_ids)
-            await InboundEmail.create(message_id=key, feedback_id=answered.id)
-            return answered
-
-        work, outcome = answer, "reply"
-    try:
-        target = await atomic(work)
-    except IntegrityError:
-        if await InboundEmail.exists(message_id=key):  # the same mail, delivered twice at once
-            return Delivered("duplicate", thread.id if thread else None)
-        raise
-    return Delivered(outcome, target.id)
+        created = await create_thread(recipient.application, submission)
+        await outbox.record_received(key, created.id, datetime.now(UTC))
+        return Delivered("thread", created.id)
+    text = _text(mail, note, with_subject=False, attached=len(attachment_ids)) or "[Empty message]"
+    await add_customer_reply(recipient.application, recipient.thread, sender, text, attachment_ids)
+    await outbox.record_received(key, recipient.thread.id, datetime.now(UTC))
+    return Delivered("reply", recipient.thread.id)
 
 
 async def resolve_recipients(addresses: list[str], settings: Settings) -> list[Recipient]:

@@ -22,13 +22,18 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
-from email.utils import format_datetime, formataddr, parseaddr
+from email.utils import format_datetime, parseaddr
 from urllib.parse import unquote, urlsplit
 
 import aiosmtplib
 
 from app.config import Settings
-from app.models import Feedback, InboundEmail, OutboundEmail, Reply
+from app.db import transactional
+from app.repositories import applications, outbox, replies, threads
+from app.repositories.outbox import OutboxRow
+from app.repositories.replies import ReplyRow
+from app.repositories.threads import ThreadRow
+from app.services.mail import headers
 from app.services.mail.addresses import outbound_message_id, reply_address, thread_message_id
 
 logger = logging.getLogger("earful.outbox")
@@ -81,51 +86,45 @@ class DeliveryError(Exception):
 
 def backoff(attempts: int) -> timedelta:
     """The wait after the ``attempts``-th failed attempt: 30 s doubling, at most an hour."""
-    return min(BASE_DELAY * 2 ** max(0, attempts - 1), MAX_DELAY)
+    return min(BASE_DELAY * (1 << max(0, attempts - 1)), MAX_DELAY)
 
 
-def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.strip().split("\n", 1)[0].split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
-def _display_name(name: str) -> str:
-    return " ".join(name.split())
-
-
-async def _thread_references(thread: Feedback, reply: Reply, intake_domain: str) -> tuple[str, list[str]]:
+async def _thread_references(thread: ThreadRow, reply: ReplyRow, intake_domain: str) -> tuple[str, list[str]]:
     """In-Reply-To and References of a reply: the thread's root, then the customer's last mail.
 
     The root is the customer's original Message-ID when the thread came by e-mail (its inbound
     key names an intake address), else a stable id derived from the thread.
     """
-    inbound = await InboundEmail.filter(feedback_id=thread.id, created_at__lte=reply.created_at).order_by(
-        "id"
-    )
-    keys = [row.message_id.split(" ", 1) for row in inbound]
+    keys = [key.split(" ", 1) for key in await outbox.received_keys_of_thread(thread.id, reply.created_at)]
     root = thread_message_id(thread.id, intake_domain)
     if keys and len(keys[0]) == 2 and keys[0][1].startswith("feedback-"):
-        root = keys[0][0]
-    last = keys[-1][0] if keys else root
+        root = headers.message_id(keys[0][0]) or root
+    last = (headers.message_id(keys[-1][0]) if keys else None) or root
     references = [root] if last == root else [root, last]
     return last, references
 
 
-async def compose(row: OutboundEmail, settings: Settings) -> EmailMessage:
+async def compose(row: OutboxRow, settings: Settings) -> EmailMessage:
     """The e-mail of an outbox row: the same headers and body at every attempt."""
-    reply = await Reply.filter(id=row.reply_id).select_related("user").get()
-    thread = await Feedback.filter(id=row.feedback_id).select_related("member", "application").get()
+    reply = await replies.reply_by_id(row.reply_id)
+    application = await applications.application_by_id(row.application_id)
+    thread = await threads.thread_by_id(row.application_id, row.feedback_id)
+    if reply is None or thread is None or thread.member is None or application is None:
+        raise LookupError(f"the reply, thread or application of outbox row {row.id} is gone")
     in_reply_to, references = await _thread_references(thread, reply, settings.intake_domain)
-    agent = _display_name(reply.user.name) if reply.user else ""
-    signature = ", ".join(part for part in (agent, _display_name(thread.application.name)) if part)
+    agent = " ".join(reply.user.name.split()) if reply.user else ""
+    signature = ", ".join(part for part in (agent, " ".join(application.name.split())) if part)
     asked_on = f"{thread.created_at.astimezone(UTC):%d %b %Y}"
     quoted = "\n".join(f"> {line}".rstrip() for line in thread.message.splitlines())
 
     message = EmailMessage()
-    message["From"] = settings.mail_sender
-    message["To"] = formataddr((_display_name(thread.member.name), row.to_address))
-    message["Reply-To"] = reply_address(thread.id, settings.secret_key, settings.intake_domain)
-    message["Subject"] = f"Re: {_one_line(thread.message, 120)}"
+    sender_name, sender_address = parseaddr(settings.mail_sender)
+    message["From"] = headers.mailbox(sender_name, sender_address)
+    message["To"] = headers.mailbox(thread.member.name, row.to_address)
+    message["Reply-To"] = headers.mailbox(
+        "", reply_address(thread.id, settings.secret_key, settings.intake_domain)
+    )
+    message["Subject"] = headers.subject("Re: ", thread.message)
     message["Date"] = format_datetime(reply.created_at.astimezone(UTC))
     message["Message-ID"] = outbound_message_id(row.message_id, settings.intake_domain)
     message["In-Reply-To"] = in_reply_to
@@ -174,22 +173,26 @@ async def send(message: EmailMessage, relay: SmtpRelay, sender: str, recipient: 
         raise _classify(error) from error
 
 
-async def _mark(row: OutboundEmail, attempts: int, **fields: object) -> None:
+async def _mark(row: OutboxRow, attempts: int, **fields: object) -> None:
     """Change a claimed row, if it is still ours (same attempt, still being sent)."""
-    await OutboundEmail.filter(id=row.id, status="sending", attempts=attempts).update(**fields)
+    await transactional(outbox.move)(row.id, "sending", attempts, **fields)
 
 
-async def _deliver(row: OutboundEmail, settings: Settings, relay: SmtpRelay, now: datetime) -> bool:
+async def _deliver(row: OutboxRow, settings: Settings, relay: SmtpRelay, now: datetime) -> bool:
     """Claim, send and mark one row; True when it was sent."""
     attempts = row.attempts + 1
     if row.status == "pending" and now >= row.created_at + GIVE_UP_AFTER:
         # Never tried in two days (no worker ran): an answer that late would only confuse.
-        await OutboundEmail.filter(id=row.id, status="pending", attempts=row.attempts).update(
-            status="failed", last_error=row.last_error or "Not sent within two days"
+        await transactional(outbox.move)(
+            row.id,
+            "pending",
+            row.attempts,
+            status="failed",
+            last_error=row.last_error or "Not sent within two days",
         )
         return False
-    claimed = await OutboundEmail.filter(id=row.id, status=row.status, attempts=row.attempts).update(
-        status="sending", attempts=attempts, next_attempt_at=now + LEASE
+    claimed = await transactional(outbox.move)(
+        row.id, row.status, row.attempts, status="sending", attempts=attempts, next_attempt_at=now + LEASE
     )
     if not claimed:
         return False  # another worker has it, or it changed since it was listed
@@ -227,13 +230,8 @@ async def deliver_due(settings: Settings, now: datetime | None = None) -> int:
         raise ValueError("EARFUL_SMTP_URL is not set")
     relay = SmtpRelay.from_url(settings.smtp_url)
     moment = now or datetime.now(UTC)
-    rows = (
-        await OutboundEmail.filter(status__in=("pending", "sending"), next_attempt_at__lte=moment)
-        .order_by("next_attempt_at", "id")
-        .limit(BATCH)
-    )
     sent = 0
-    for row in rows:
+    for row in await outbox.due(moment, BATCH):
         if await _deliver(row, settings, relay, now or datetime.now(UTC)):
             sent += 1
     return sent
@@ -270,9 +268,4 @@ async def run_worker(settings: Settings, stop: asyncio.Event, interval: float = 
 
 async def delivery_status_of_replies(reply_ids: list[int]) -> dict[int, str]:
     """The outbox status of each e-mailed reply: pending, sending, sent or failed (one query)."""
-    if not reply_ids:
-        return {}
-    rows = (
-        await OutboundEmail.filter(reply_id__in=list(reply_ids)).order_by("id").values("reply_id", "status")
-    )
-    return {row["reply_id"]: row["status"] for row in rows}
+    return await outbox.statuses_of_replies(reply_ids)

@@ -204,7 +204,7 @@ def html_to_text(html: str) -> str:
 def _part_text(part: Message) -> str:
     """The decoded text of a part, whatever its declared charset."""
     try:
-        content = part.get_content()  # type: ignore[attr-defined]
+        content = part.get_content()  # type: ignore[attr-defined]  # parts of an EmailMessage have it
         if isinstance(content, str):
             return content
     except (LookupError, UnicodeError, KeyError, AssertionError):
@@ -246,7 +246,7 @@ def _attachments(message: EmailMessage, body: Message | None) -> list[IncomingFi
 
 def _clean_header(value: object, limit: int) -> str:
     text = " ".join(str(value or "").split())
-    return storable(text)[:limit]  # type: ignore[index]
+    return storable(text)[:limit]
 
 
 def _message_id(message: EmailMessage, raw: bytes) -> str:
@@ -288,16 +288,16 @@ def _parse(raw: bytes, envelope_sender: str | None) -> ParsedMail:
     if not message.keys():
         raise MalformedMail("No headers")
     addresses = getaddresses([str(message.get("From", "") or "")])
-    text, body = _body_text(message)  # type: ignore[arg-type]
+    text, body = _body_text(message)
     name, address = addresses[0] if addresses else ("", "")
     return ParsedMail(
-        message_id=_message_id(message, raw),  # type: ignore[arg-type]
+        message_id=_message_id(message, raw),
         sender_email=normalize_email(address) or normalize_email((envelope_sender or "").strip("<> ")),
         sender_name=_clean_header(name, 200),
         subject=_clean_header(message.get("Subject", ""), 500),
-        text=storable(text),  # type: ignore[arg-type]
-        files=tuple(_attachments(message, body)),  # type: ignore[arg-type]
+        text=storable(text),
+        files=tuple(_attachments(message, body)),
         language=normalize_language(str(message.get("Content-Language", "") or "")),
         mailer=_clean_header(message.get("User-Agent") or message.get("X-Mailer") or "", 1000),
-        automatic=_is_automatic(message, envelope_sender),  # type: ignore[arg-type]
+        automatic=_is_automatic(message, envelope_sender),
     )

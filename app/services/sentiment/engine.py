@@ -158,49 +158,79 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall(text)
 
 
+def _shouting_differs(raw: list[str]) -> bool:
+    """Whether some words are in capitals and others not (capitals then stress a word)."""
+    letters = [t for t in raw if t[0].isalpha()]
+    return any(t.isupper() and len(t) > 1 for t in letters) and not all(t.isupper() for t in letters)
+
+
+def _phrase_at(folded: list[str], i: int, rules: Rules) -> tuple[float, int]:
+    """The valence and width of the longest phrase starting at ``i``; (0.0, 1) when none."""
+    for size in rules.phrase_lengths.get(folded[i], ()):
+        if size <= len(folded) - i:
+            phrase = tuple(folded[i : i + size])
+            if phrase in rules.phrases:
+                return rules.phrases[phrase], size
+    return 0.0, 1
+
+
+def _intensified(
+    value: float, i: int, raw: list[str], folded: list[str], rules: Rules, shouting: bool
+) -> float:
+    """A word's valence with the stress of capitals and of the boosters just before it."""
+    if shouting and raw[i].isupper() and len(raw[i]) > 1:
+        value += CAPS_BOOST if value > 0 else -CAPS_BOOST
+    for back in (1, 2):
+        j = i - back
+        if j >= 0 and folded[j] in rules.boosters:
+            boost = rules.boosters[folded[j]] * (1.0 if back == 1 else 0.95)
+            value += boost if value > 0 else -boost
+    return value
+
+
+def _combined(sentiments: list[float], contrast_at: int, extra: float) -> float:
+    """The sum of the words' valences: after a contrast word the part after it counts more, and
+    mixed opinions ("nice colour, awful fit") lean neutral (part of the weaker side cancels)."""
+    if contrast_at >= 0:
+        sentiments = [
+            s * (CONTRAST_BEFORE if k < contrast_at else CONTRAST_AFTER) for k, s in enumerate(sentiments)
+        ]
+    total = sum(sentiments) + extra
+    positive = sum(v for v in sentiments if v > 0)
+    negative = -sum(v for v in sentiments if v < 0)
+    if positive and negative:
+        weaker = min(positive, negative)
+        total -= MIXED * weaker if total > 0 else -MIXED * weaker
+    return total
+
+
 def score(text: str, rules: Rules, extra: float = 0.0) -> float:
     """The text's polarity in [-1, 1]; ``extra`` is added to the raw sum (another scorer's view)."""
     raw = tokens(text)
     folded = [fold_token(t) for t in raw]
-    letters = [t for t in raw if t[0].isalpha()]
-    shouting_differs = any(t.isupper() and len(t) > 1 for t in letters) and not all(
-        t.isupper() for t in letters
-    )
+    shouting = _shouting_differs(raw)
     sentiments: list[float] = []
     contrast_at = -1
     negated_until = -1
     exclamations = 0
     questions = 0
     i = 0
-    count = len(folded)
-    while i < count:
+    while i < len(folded):
         word = folded[i]
-        first = word[0]
-        if first in "!?.,;:":
-            if first == "!":
+        if word[0] in "!?.,;:":
+            if word[0] == "!":
                 exclamations += word.count("!")
-            if "?" in word:
-                questions += 1
+            questions += "?" in word
             negated_until = -1  # punctuation ends a negation's scope
             sentiments.append(0.0)
             i += 1
             continue
         if word in rules.contrast:
-            contrast_at = len(sentiments)
-            negated_until = -1
+            contrast_at, negated_until = len(sentiments), -1
             sentiments.append(0.0)
             i += 1
             continue
-        # Phrases first (longest match), then the word.
-        width = 1
-        value = 0.0
-        for size in rules.phrase_lengths.get(word, ()):
-            if size <= count - i:
-                phrase = tuple(folded[i : i + size])
-                if phrase in rules.phrases:
-                    value, width = rules.phrases[phrase], size
-                    break
-        fixed = width > 1 and any(w in rules.negators for w in folded[i : i + width])
+        value, width = _phrase_at(folded, i, rules)  # phrases first (longest match), then the word
         if width == 1:
             if word in rules.negators:
                 negated_until = i + NEGATION_WINDOW
@@ -213,30 +243,14 @@ def score(text: str, rules: Rules, extra: float = 0.0) -> float:
                 continue
             value = rules.valence(word)
         if value:
-            if shouting_differs and raw[i].isupper() and len(raw[i]) > 1:
-                value += CAPS_BOOST if value > 0 else -CAPS_BOOST
-            for back in (1, 2):
-                j = i - back
-                if j >= 0 and folded[j] in rules.boosters:
-                    boost = rules.boosters[folded[j]] * (1.0 if back == 1 else 0.95)
-                    value += boost if value > 0 else -boost
+            value = _intensified(value, i, raw, folded, rules, shouting)
+            fixed = width > 1 and any(w in rules.negators for w in folded[i : i + width])
             if not fixed and i <= negated_until:
                 value *= NEGATION_SCALE
         sentiments.append(value)
-        for _ in range(width - 1):
-            sentiments.append(0.0)
+        sentiments.extend([0.0] * (width - 1))
         i += width
-    if contrast_at >= 0:
-        sentiments = [
-            s * (CONTRAST_BEFORE if k < contrast_at else CONTRAST_AFTER) for k, s in enumerate(sentiments)
-        ]
-    total = sum(sentiments) + extra
-    positive = sum(v for v in sentiments if v > 0)
-    negative = -sum(v for v in sentiments if v < 0)
-    # Mixed opinions ("nice colour, awful fit") lean neutral: cancel part of the weaker side.
-    if positive and negative:
-        weaker = min(positive, negative)
-        total -= MIXED * weaker if total > 0 else -MIXED * weaker
+    total = _combined(sentiments, contrast_at, extra)
     if questions and not exclamations and folded[-1][:1] == "?":
         total *= QUESTION_SCALE  # questions ask, they rarely judge
     if total:

@@ -1,7 +1,7 @@
 """English: TextBlob's lexicon at the core, with VADER's words, feedback vocabulary and rules.
 
-TextBlob's own ``TextBlob(text).sentiment`` costs about 230 µs per review-sized message here
-(stack notes §9), over the 200 µs budget, and ignores negation for most words, contrast and
+TextBlob's own ``TextBlob(text).sentiment`` is slower than the analyzer's budget per message
+(stack notes §9) and ignores negation for most words, contrast and
 emoji. So the analyzer reads TextBlob's bundled lexicon (``en-sentiment.xml``, PDDL) from the
 installed package and scores with the shared rule engine: TextBlob's polarity counts wherever
 TextBlob knows a word (averaged with VADER's valence when VADER knows it too; TextBlob alone
@@ -10,7 +10,7 @@ rates "love" only 0.5), VADER's lexicon and Earful's feedback words fill the gap
 
 from __future__ import annotations
 
-from textblob.en import sentiment as textblob_lexicon
+from textblob.en import sentiment as textblob_lexicon  # type: ignore[import-untyped]  # no type hints shipped
 
 from app.services.sentiment.base import label_from_thresholds
 from app.services.sentiment.engine import Rules, load_rules, score

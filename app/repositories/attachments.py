@@ -1,0 +1,119 @@
+"""Files uploaded through the capture API (or with e-mail), and the threads and replies that claim them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.repositories.sql import (
+    Row,
+    change,
+    change_returning,
+    columns,
+    insert_rows,
+    moment,
+    parameters,
+    read_moment,
+    select,
+    select_one,
+)
+
+
+@dataclass(slots=True)
+class AttachmentRow:
+    """An uploaded file (its bytes live under the data dir), free or claimed by a thread or a reply."""
+
+    id: int
+    application_id: int
+    feedback_id: int | None
+    reply_id: int | None
+    name: str
+    mime_type: str
+    size: int
+    storage_name: str
+    token: str
+    created_at: datetime
+
+
+ATTACHMENT_COLUMNS = (
+    "id", "application_id", "feedback_id", "reply_id", "name", "mime_type", "size", "storage_name", "token",
+    "created_at",
+)  # fmt: skip
+_SELECT = f"SELECT {columns('a', ATTACHMENT_COLUMNS)} FROM attachments a"
+
+
+def attachment_of(row: Row) -> AttachmentRow:
+    return AttachmentRow(
+        id=row["a.id"],
+        application_id=row["a.application_id"],
+        feedback_id=row["a.feedback_id"],
+        reply_id=row["a.reply_id"],
+        name=row["a.name"],
+        mime_type=row["a.mime_type"],
+        size=row["a.size"],
+        storage_name=row["a.storage_name"],
+        token=row["a.token"],
+        created_at=read_moment(row["a.created_at"]),
+    )
+
+
+async def insert_attachments(attachments: Sequence[AttachmentRow]) -> None:
+    """Record uploads (their ids chosen by the caller)."""
+    await insert_rows(
+        "attachments",
+        ATTACHMENT_COLUMNS,
+        [
+            (a.id, a.application_id, a.feedback_id, a.reply_id, a.name, a.mime_type, a.size, a.storage_name,
+             a.token, moment(a.created_at))
+            for a in attachments
+        ],
+    )  # fmt: skip
+
+
+async def _claim(column: str, owner_id: int, application_id: int, attachment_ids: Sequence[int]) -> int:
+    return await change(
+        f"UPDATE attachments SET {column} = {{}} WHERE id IN ({parameters(len(attachment_ids))}) "
+        "AND application_id = {} AND feedback_id IS NULL AND reply_id IS NULL",
+        [owner_id, *attachment_ids, application_id],
+    )
+
+
+async def claim_for_thread(application_id: int, feedback_id: int, attachment_ids: Sequence[int]) -> int:
+    """Attach free uploads of the application to a thread; how many were free."""
+    return await _claim("feedback_id", feedback_id, application_id, attachment_ids)
+
+
+async def claim_for_reply(application_id: int, reply_id: int, attachment_ids: Sequence[int]) -> int:
+    """Attach free uploads of the application to a reply; how many were free."""
+    return await _claim("reply_id", reply_id, application_id, attachment_ids)
+
+
+async def attachments_of(feedback_ids: Sequence[int], reply_ids: Sequence[int] = ()) -> list[AttachmentRow]:
+    """The files of threads and of replies, in upload order."""
+    conditions = [f"a.feedback_id IN ({parameters(len(feedback_ids))})"] if feedback_ids else []
+    if reply_ids:
+        conditions.append(f"a.reply_id IN ({parameters(len(reply_ids))})")
+    if not conditions:
+        return []
+    rows = await select(
+        f"{_SELECT} WHERE {' OR '.join(conditions)} ORDER BY a.created_at, a.id", [*feedback_ids, *reply_ids]
+    )
+    return [attachment_of(row) for row in rows]
+
+
+async def attachment_by_id(attachment_id: int) -> AttachmentRow | None:
+    row = await select_one(f"{_SELECT} WHERE a.id = {{}}", [attachment_id])
+    return None if row is None else attachment_of(row)
+
+
+async def delete_unclaimed_before(before: datetime) -> list[tuple[int, str]]:
+    """Delete the uploads no thread or reply claimed, made before ``before``; returns the
+    (application id, storage name) of each, to remove its file. A row deleted by two workers at
+    once is returned to one of them only."""
+    rows = await change_returning(
+        "DELETE FROM attachments WHERE feedback_id IS NULL AND reply_id IS NULL AND created_at < {} "
+        "RETURNING application_id, storage_name",
+        [moment(before)],
+    )
+    return [(int(row["application_id"]), str(row["storage_name"])) for row in rows]

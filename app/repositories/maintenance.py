@@ -1,0 +1,39 @@
+"""Statements for bulk loads and upkeep across tables: ids, sequences and planner statistics."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from app.repositories.sql import postgres, script, select_one
+
+Table = Literal["members", "feedback", "replies", "feedback_tags", "tags"]
+
+
+async def highest_id(table: Table) -> int:
+    """The highest id the table has used. On SQLite that includes deleted rows (AUTOINCREMENT
+    never reuses an id), which the search index relies on: it indexes ids above a watermark."""
+    if postgres():
+        row = await select_one(f'SELECT COALESCE(MAX("id"), 0) AS top FROM "{table}"')
+    else:
+        row = await select_one(
+            f'SELECT MAX(COALESCE(MAX("id"), 0), COALESCE((SELECT "seq" FROM "sqlite_sequence" '
+            f'WHERE "name" = \'{table}\'), 0)) AS top FROM "{table}"'
+        )
+    return int(row["top"]) if row else 0
+
+
+async def move_sequences_past_ids(tables: tuple[Table, ...]) -> None:
+    """After rows were written with explicit ids, the next generated ids come after them
+    (PostgreSQL; SQLite's AUTOINCREMENT follows the highest id by itself). Inside a transaction."""
+    if not postgres():
+        return
+    for table in tables:
+        await select_one(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+            f'(SELECT COALESCE(MAX("id"), 1) FROM "{table}"))'
+        )
+
+
+async def refresh_statistics(tables: tuple[Table, ...]) -> None:
+    """Let the query planner see the new sizes of the tables."""
+    await script(f"ANALYZE {', '.join(tables)}" if postgres() else "ANALYZE")

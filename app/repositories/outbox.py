@@ -1,0 +1,144 @@
+"""The outbox of e-mails to send (public replies), and the e-mails received, kept by Message-ID."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.repositories.sql import (
+    Row,
+    change,
+    columns,
+    moment,
+    parameters,
+    read_moment,
+    read_optional_moment,
+    select,
+    select_one,
+)
+
+
+@dataclass(slots=True)
+class OutboxRow:
+    """An e-mail to send (a public reply), and how its delivery went so far."""
+
+    id: int
+    application_id: int
+    feedback_id: int
+    reply_id: int
+    to_address: str
+    message_id: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str
+    sent_at: datetime | None
+    created_at: datetime
+
+
+OUTBOX_COLUMNS = (
+    "id", "application_id", "feedback_id", "reply_id", "to_address", "message_id", "status", "attempts",
+    "next_attempt_at", "last_error", "sent_at", "created_at",
+)  # fmt: skip
+
+
+def _outbox_of(row: Row) -> OutboxRow:
+    return OutboxRow(
+        id=row["o.id"],
+        application_id=row["o.application_id"],
+        feedback_id=row["o.feedback_id"],
+        reply_id=row["o.reply_id"],
+        to_address=row["o.to_address"],
+        message_id=row["o.message_id"],
+        status=row["o.status"],
+        attempts=row["o.attempts"],
+        next_attempt_at=read_moment(row["o.next_attempt_at"]),
+        last_error=row["o.last_error"],
+        sent_at=read_optional_moment(row["o.sent_at"]),
+        created_at=read_moment(row["o.created_at"]),
+    )
+
+
+async def queue_email(
+    application_id: int, feedback_id: int, reply_id: int, to_address: str, message_id: str, now: datetime
+) -> None:
+    """An e-mail to send from ``now`` on."""
+    await change(
+        "INSERT INTO outbound_emails (application_id, feedback_id, reply_id, to_address, message_id, status, "
+        "attempts, next_attempt_at, last_error, created_at) "
+        "VALUES ({}, {}, {}, {}, {}, 'pending', 0, {}, '', {})",
+        [application_id, feedback_id, reply_id, to_address, message_id, moment(now), moment(now)],
+    )
+
+
+async def due(now: datetime, limit: int) -> list[OutboxRow]:
+    """The e-mails to try at ``now`` (pending, or being sent by a worker whose lease ran out)."""
+    rows = await select(
+        f"SELECT {columns('o', OUTBOX_COLUMNS)} FROM outbound_emails o "
+        "WHERE o.status IN ('pending', 'sending') AND o.next_attempt_at <= {} "
+        "ORDER BY o.next_attempt_at, o.id LIMIT {}",
+        [moment(now), limit],
+    )
+    return [_outbox_of(row) for row in rows]
+
+
+async def outbox_row(row_id: int) -> OutboxRow | None:
+    row = await select_one(
+        f"SELECT {columns('o', OUTBOX_COLUMNS)} FROM outbound_emails o WHERE o.id = {{}}", [row_id]
+    )
+    return None if row is None else _outbox_of(row)
+
+
+async def move(row_id: int, from_status: str, after_attempts: int, **fields: object) -> bool:
+    """Change a row that is still in ``from_status`` after ``after_attempts`` attempts (nobody
+    else took it meanwhile); False when it is not. ``fields``: status, attempts, next_attempt_at,
+    last_error, sent_at."""
+    allowed = {"status", "attempts", "next_attempt_at", "last_error", "sent_at"}
+    if set(fields) - allowed:
+        raise ValueError(f"not outbox fields: {sorted(set(fields) - allowed)}")
+    values = [moment(value) if isinstance(value, datetime) else value for value in fields.values()]
+    assignments = ", ".join(f"{name} = {{}}" for name in fields)
+    return (
+        await change(
+            f"UPDATE outbound_emails SET {assignments} WHERE id = {{}} AND status = {{}} AND attempts = {{}}",
+            [*values, row_id, from_status, after_attempts],
+        )
+        > 0
+    )
+
+
+async def statuses_of_replies(reply_ids: Sequence[int]) -> dict[int, str]:
+    """The outbox status of each e-mailed reply."""
+    if not reply_ids:
+        return {}
+    rows = await select(
+        f"SELECT reply_id, status FROM outbound_emails WHERE reply_id IN ({parameters(len(reply_ids))}) "
+        "ORDER BY id",
+        list(reply_ids),
+    )
+    return {row["reply_id"]: row["status"] for row in rows}
+
+
+# Received e-mails ----------------------------------------------------------------------------
+
+
+async def received(key: str) -> bool:
+    """Whether an e-mail with this dedupe key (Message-ID and target) was taken already."""
+    return await select_one("SELECT 1 AS one FROM inbound_emails WHERE message_id = {}", [key]) is not None
+
+
+async def record_received(key: str, feedback_id: int, now: datetime) -> None:
+    await change(
+        "INSERT INTO inbound_emails (message_id, feedback_id, created_at) VALUES ({}, {}, {})",
+        [key, feedback_id, moment(now)],
+    )
+
+
+async def received_keys_of_thread(feedback_id: int, until: datetime) -> list[str]:
+    """The dedupe keys of the e-mails of a thread received until ``until``, oldest first."""
+    rows = await select(
+        "SELECT message_id FROM inbound_emails WHERE feedback_id = {} AND created_at <= {} ORDER BY id",
+        [feedback_id, moment(until)],
+    )
+    return [str(row["message_id"]) for row in rows]

@@ -1,0 +1,218 @@
+"""Replies and internal notes, and the count of replies per application and UTC day."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from app.repositories.accounts import USER_COLUMNS, UserRow, optional_user_of
+from app.repositories.sql import (
+    Row,
+    change,
+    change_returning,
+    columns,
+    day,
+    insert_rows,
+    moment,
+    parameters,
+    postgres,
+    read_moment,
+    select,
+    select_one,
+)
+from app.repositories.threads import SENDER_COLUMNS, THREAD_COLUMNS, ThreadRow, sender_of, thread_of
+
+
+@dataclass(slots=True)
+class ReplyRow:
+    """A public reply or an internal note, from an agent (``user``) or from the customer."""
+
+    id: int
+    application_id: int
+    feedback_id: int
+    user_id: int | None
+    type: str
+    message: str
+    from_agent: bool
+    email: str
+    created_at: datetime
+    user: UserRow | None = None
+    feedback: ThreadRow | None = None
+
+    @property
+    def thread(self) -> ThreadRow:
+        """The reply's thread, read with it (the replies list joins it)."""
+        if self.feedback is None:
+            raise LookupError(f"reply {self.id} was read without its thread")
+        return self.feedback
+
+
+REPLY_COLUMNS = (
+    "id",
+    "application_id",
+    "feedback_id",
+    "user_id",
+    "type",
+    "message",
+    "from_agent",
+    "email",
+    "created_at",
+)
+
+
+def reply_of(row: Row) -> ReplyRow:
+    """A reply, and its agent when the row has one (``u``)."""
+    return ReplyRow(
+        id=row["r.id"],
+        application_id=row["r.application_id"],
+        feedback_id=row["r.feedback_id"],
+        user_id=row["r.user_id"],
+        type=row["r.type"],
+        message=row["r.message"],
+        from_agent=bool(row["r.from_agent"]),
+        email=row["r.email"],
+        created_at=read_moment(row["r.created_at"]),
+        user=optional_user_of(row) if "u.id" in row else None,
+    )
+
+
+async def insert_reply(
+    application_id: int,
+    feedback_id: int,
+    user: UserRow | None,
+    kind: str,
+    message: str,
+    email: str,
+    now: datetime,
+) -> ReplyRow:
+    """A new reply or note; from the customer when ``user`` is None."""
+    rows = await change_returning(
+        "INSERT INTO replies (application_id, feedback_id, user_id, type, message, from_agent, email, "
+        "created_at) VALUES ({}, {}, {}, {}, {}, {}, {}, {}) RETURNING id",
+        [
+            application_id,
+            feedback_id,
+            user.id if user else None,
+            kind,
+            message,
+            user is not None,
+            email,
+            moment(now),
+        ],
+    )
+    return ReplyRow(
+        rows[0]["id"], application_id, feedback_id, user.id if user else None, kind, message,
+        user is not None, email, now, user,
+    )  # fmt: skip
+
+
+async def insert_replies(replies: Sequence[ReplyRow]) -> None:
+    """Write replies whose ids are given (bulk loads)."""
+    await insert_rows(
+        "replies",
+        REPLY_COLUMNS,
+        [
+            (r.id, r.application_id, r.feedback_id, r.user_id, r.type, r.message, r.from_agent, r.email,
+             moment(r.created_at))
+            for r in replies
+        ],
+    )  # fmt: skip
+
+
+async def replies_of_threads(feedback_ids: Sequence[int]) -> list[ReplyRow]:
+    """The replies of threads with their agents, oldest first."""
+    if not feedback_ids:
+        return []
+    rows = await select(
+        f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
+        f"LEFT JOIN users u ON u.id = r.user_id WHERE r.feedback_id IN ({parameters(len(feedback_ids))}) "
+        "ORDER BY r.id",
+        list(feedback_ids),
+    )
+    return [reply_of(row) for row in rows]
+
+
+async def reply_by_id(reply_id: int) -> ReplyRow | None:
+    """One reply with its agent."""
+    row = await select_one(
+        f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
+        "LEFT JOIN users u ON u.id = r.user_id WHERE r.id = {}",
+        [reply_id],
+    )
+    return None if row is None else reply_of(row)
+
+
+def day_bounds(on_date: date) -> tuple[datetime, datetime]:
+    """A UTC day's bounds: from its midnight to the next (the last day a date can name ends at
+    the last moment a datetime can hold: the next midnight does not exist)."""
+    start = datetime.combine(on_date, time.min, tzinfo=UTC)
+    if on_date == date.max:
+        return start, datetime.max.replace(tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def page_statement(
+    application_id: int, on_date: date | None, limit: int, offset: int
+) -> tuple[str, list[object]]:
+    """The statement of a page of an application's replies, newest first, each with its agent
+    and its thread with the thread's sender (its plan is tested against the indexes)."""
+    values: list[object] = [application_id]
+    within_day = ""
+    if on_date is not None:
+        values += [moment(bound) for bound in day_bounds(on_date)]
+        within_day = " AND r.created_at >= {} AND r.created_at < {}"
+    template = (
+        f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('f', THREAD_COLUMNS)}, "
+        f"{columns('m', SENDER_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
+        "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
+        "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + within_day + " "
+        "ORDER BY r.created_at DESC, r.id DESC LIMIT {} OFFSET {}"
+    )
+    return template, [*values, limit, offset]
+
+
+async def page(application_id: int, on_date: date | None, limit: int, offset: int) -> list[ReplyRow]:
+    """A page of an application's replies and notes, newest first, with agents and threads."""
+    found = []
+    for row in await select(*page_statement(application_id, on_date, limit, offset)):
+        reply = reply_of(row)
+        reply.feedback = thread_of(row)
+        reply.feedback.member = sender_of(row)
+        found.append(reply)
+    return found
+
+
+# Replies per UTC day -------------------------------------------------------------------------
+
+# The UTC day of a reply's created_at, in SQL (SQLite keeps date-times as ISO text in UTC).
+_REPLY_DAY = {False: "substr(created_at, 1, 10)", True: "(created_at AT TIME ZONE 'UTC')::date"}
+
+
+async def replies_on(application_id: int, on_date: date) -> int:
+    """How many replies and notes an application got on a UTC day (kept on write)."""
+    row = await select_one(
+        "SELECT count FROM reply_days WHERE application_id = {} AND day = {}", [application_id, day(on_date)]
+    )
+    return int(row["count"]) if row else 0
+
+
+async def add_to_reply_days(application_id: int, counts: Mapping[date, int]) -> None:
+    """Count replies on their UTC days."""
+    for moment_day, count in sorted(counts.items()):
+        await change(
+            "INSERT INTO reply_days (application_id, day, count) VALUES ({}, {}, {}) "
+            "ON CONFLICT (application_id, day) DO UPDATE SET count = reply_days.count + excluded.count",
+            [application_id, day(moment_day), count],
+        )
+
+
+async def recount_reply_days(application_id: int) -> None:
+    """Count an application's replies per UTC day again, from the replies themselves."""
+    on_day = _REPLY_DAY[postgres()]
+    await change("DELETE FROM reply_days WHERE application_id = {}", [application_id])
+    await change(
+        f"INSERT INTO reply_days (application_id, day, count) SELECT application_id, {on_day}, COUNT(*) "
+        f"FROM replies WHERE application_id = {{}} GROUP BY application_id, {on_day}",
+        [application_id],
+    )

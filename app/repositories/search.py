@@ -1,0 +1,181 @@
+"""The statements of the inbox's text search: the plain scan, and the trigram indexes (FTS5 tables
+on SQLite, filled in batches; pg_trgm GIN indexes on PostgreSQL). See app.services.search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tortoise.filters import escape_like
+from tortoise.transactions import in_transaction
+
+from app.repositories.sql import change, parameters, postgres, script, select, select_one
+from app.repositories.threads import id_condition, newest_first
+
+# The plain scan of an inbox page (``f`` the thread, ``m`` its sender): the message, the
+# sender's e-mail or name contains the pattern. The same expression as the ORM's ``icontains``,
+# which the trigram indexes of PostgreSQL serve.
+SCAN_CONDITION = "({})".format(
+    " OR ".join(
+        f"UPPER(CAST({column} AS VARCHAR)) LIKE UPPER({{}}) ESCAPE '\\'"
+        for column in ("f.message", "m.email", "m.name")
+    )
+)
+_NO_CURSOR = 2**63 - 1
+# CROSS JOIN fixes the join order: SQLite would otherwise scan the application's threads and
+# probe the index once per thread whenever its statistics make that look cheaper.
+_SQLITE_MESSAGE_MATCHES = (
+    "SELECT s.rowid AS id FROM feedback_search s CROSS JOIN feedback f ON f.id = s.rowid "
+    "WHERE s.message LIKE {} AND f.application_id = {} AND f.archived = {} AND s.rowid < {} "
+    "ORDER BY s.rowid DESC LIMIT {}"
+)
+_SQLITE_SENDER_MATCHES = (
+    "SELECT id FROM (SELECT m.id FROM members_search s CROSS JOIN members m ON m.id = s.rowid "
+    "WHERE s.email LIKE {} AND m.application_id = {} LIMIT {}) "
+    "UNION SELECT id FROM (SELECT m.id FROM members_search s CROSS JOIN members m ON m.id = s.rowid "
+    "WHERE s.name LIKE {} AND m.application_id = {} LIMIT {})"
+)
+_POSTGRES_SENDER_MATCHES = (
+    "SELECT id FROM members WHERE application_id = {} "
+    "AND (UPPER(CAST(email AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\' "
+    "OR UPPER(CAST(name AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\') LIMIT {}"
+)
+_INDEXED = {"feedback": ("feedback_search", "message"), "members": ("members_search", "email, name")}
+
+
+def contains_pattern(text: str) -> str:
+    """The LIKE pattern of "contains ``text``", its wildcards taken literally."""
+    return f"%{escape_like(text)}%"
+
+
+def _below(before: int | None) -> tuple[list[str], list[object]]:
+    if before is None:
+        return [], []
+    condition, value = id_condition("<", before)
+    return [condition], [value]
+
+
+def scan_window_statement(
+    application_id: int, archived: bool, before: int | None, window: int
+) -> tuple[str, list[object]]:
+    """The statement of the id just below the newest ``window`` threads below the cursor, read
+    off the index by state (its plan is tested against the indexes)."""
+    extra, extra_values = _below(before)
+    conditions = ["f.application_id = {}", "f.archived = {}", *extra]
+    return (
+        f"SELECT f.id AS id FROM feedback f WHERE {' AND '.join(conditions)} {newest_first()} "
+        "LIMIT 1 OFFSET {}",
+        [application_id, archived, *extra_values, window],
+    )
+
+
+async def scan_window_floor(
+    application_id: int, archived: bool, before: int | None, window: int
+) -> int | None:
+    """The oldest id of the newest ``window`` threads below the cursor; None when there are no
+    more threads than that."""
+    oldest = await select_one(*scan_window_statement(application_id, archived, before, window))
+    return int(oldest["id"]) + 1 if oldest else None
+
+
+async def _threads_below(
+    application_id: int,
+    archived: bool,
+    before: int | None,
+    condition: str,
+    values: Sequence[object],
+    limit: int,
+) -> list[int]:
+    extra, extra_values = _below(before)
+    conditions = ["f.application_id = {}", "f.archived = {}", condition, *extra]
+    rows = await select(
+        f"SELECT f.id AS id FROM feedback f WHERE {' AND '.join(conditions)} {newest_first()} LIMIT {{}}",
+        [application_id, archived, *values, *extra_values, limit],
+    )
+    return [int(row["id"]) for row in rows]
+
+
+async def _candidates(
+    application_id: int, archived: bool, text: str, before: int | None, limit: int, max_senders: int
+) -> tuple[list[int], list[int]] | None:
+    pattern = f"%{text}%"
+    if postgres():
+        like = contains_pattern(text)
+        sender_rows = await select(_POSTGRES_SENDER_MATCHES, [application_id, like, like, max_senders + 1])
+    else:
+        cap = max_senders + 1
+        sender_rows = await select(
+            _SQLITE_SENDER_MATCHES, [pattern, application_id, cap, pattern, application_id, cap]
+        )
+    senders = [int(row["id"]) for row in sender_rows]
+    if len(senders) > max_senders:
+        return None
+    if postgres():
+        condition = "UPPER(CAST(f.message AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\'"
+        by_message = await _threads_below(
+            application_id, archived, before, condition, [contains_pattern(text)], limit
+        )
+    else:
+        cursor = before if before is not None else _NO_CURSOR
+        rows = await select(_SQLITE_MESSAGE_MATCHES, [pattern, application_id, archived, cursor, limit])
+        by_message = [int(row["id"]) for row in rows]
+    by_sender = (
+        await _threads_below(
+            application_id, archived, before, f"f.member_id IN ({parameters(len(senders))})", senders, limit
+        )
+        if senders
+        else []
+    )
+    return by_message, by_sender
+
+
+async def candidates(
+    application_id: int, archived: bool, text: str, before: int | None, limit: int, max_senders: int
+) -> tuple[list[int], list[int]] | None:
+    """The newest ``limit`` threads below the cursor whose message holds ``text``, and the newest
+    ``limit`` of the senders whose e-mail or name holds it, from the trigram indexes; None when
+    more than ``max_senders`` senders match (the indexes would not help).
+
+    PostgreSQL guesses the rows a ``LIKE '%text%'`` matches from the pattern's length alone, so
+    the look-up runs with plain index scans switched off: it can then only read the trigram index.
+    """
+    if not postgres():
+        return await _candidates(application_id, archived, text, before, limit, max_senders)
+    async with in_transaction():  # SET LOCAL lasts until the end of the transaction
+        await script("SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = off")
+        return await _candidates(application_id, archived, text, before, limit, max_senders)
+
+
+# SQLite's FTS5 tables, filled in batches ----------------------------------------------------
+
+
+async def unindexed(table: str) -> bool:
+    """Whether ``table`` (feedback or members) has rows its FTS5 table lacks."""
+    row = await select_one(
+        f"SELECT 1 AS one FROM {table} "
+        "WHERE id > (SELECT last_id FROM search_progress WHERE name = {}) LIMIT 1",
+        [table],
+    )
+    return row is not None
+
+
+async def index_batch(table: str, batch: int) -> int:
+    """Add the next ``batch`` rows of ``table`` to its FTS5 table (inside a transaction); how many."""
+    search_table, indexed_columns = _INDEXED[table]
+    next_rows = (
+        f"SELECT id FROM {table} WHERE id > (SELECT last_id FROM search_progress WHERE name = {{}}) "
+        "ORDER BY id LIMIT {}"
+    )
+    added = await change(
+        f"INSERT INTO {search_table} (rowid, {indexed_columns}) SELECT id, {indexed_columns} FROM {table} "
+        f"WHERE id IN ({next_rows})",
+        [table, batch],
+    )
+    await change(
+        f"UPDATE search_progress SET last_id = coalesce((SELECT max(id) FROM ({next_rows})), last_id) "
+        "WHERE name = {}",
+        [table, batch, table],
+    )
+    return added
+
+
+INDEXED_TABLES = tuple(_INDEXED)

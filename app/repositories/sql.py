@@ -1,0 +1,209 @@
+"""The one idiom of plain SQL in Earful: statement templates whose ``{}`` are parameters.
+
+Only repositories import this module. A template is written once for both databases; its
+``{}`` become ``?`` on SQLite and ``$1, $2 ...`` on PostgreSQL, in order. Where the two
+databases need different SQL, the repository branches on :func:`postgres`, and nowhere else.
+
+- :func:`select` and :func:`select_one` read. Outside a transaction on a SQLite file they go to
+  the worker's reading connection (see :func:`app.db.open_database`), so a page never waits
+  behind the worker's write transactions.
+- :func:`change` and :func:`change_returning` write, and only inside a transaction
+  (:func:`app.db.transactional`); outside one they raise at once.
+- :func:`insert_rows` inserts many rows with multi-row statements.
+
+Rows are mappings by column name. Values come as the driver gives them: SQLite's date-times are
+ISO text and its booleans integers, PostgreSQL's JSON is text; :func:`read_moment`,
+:func:`read_json` and ``bool`` make them Python values, in the repositories' row readers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+from tortoise import connections
+from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
+
+from app.db import opened_dialect, reading_connection
+from app.db_clients import WriteOutsideTransaction
+
+Row = Mapping[str, Any]
+
+MAX_VARIABLES = 30_000  # bound parameters per statement (SQLite allows 32766, PostgreSQL 32767)
+ROWS_PER_STATEMENT = 200
+
+
+def postgres() -> bool:
+    """Whether the database is PostgreSQL (else SQLite)."""
+    dialect = opened_dialect() or connections.get("default").capabilities.dialect
+    return bool(dialect == "postgres")
+
+
+def parameters(count: int) -> str:
+    """``{}, {}, ...``: ``count`` parameters of a template (an ``IN`` list)."""
+    return ", ".join("{}" for _ in range(count))
+
+
+@functools.lru_cache(maxsize=1024)
+def _marks(count: int, postgres: bool) -> tuple[str, ...]:
+    if postgres:
+        return tuple(f"${number}" for number in range(1, count + 1))
+    return ("?",) * count
+
+
+def _statement(template: str, count: int, client: BaseDBAsyncClient) -> str:
+    return template.format(*_marks(count, client.capabilities.dialect == "postgres"))
+
+
+def _rows(rows: Sequence[Any]) -> list[Row]:
+    """SQLite's rows as dicts: ``sqlite3.Row`` finds a column by comparing names one by one, a
+    dict built once finds it by hashing (a row of a thread is read column by column)."""
+    if rows and isinstance(rows[0], sqlite3.Row):
+        names = rows[0].keys()
+        return [dict(zip(names, row, strict=True)) for row in rows]
+    return list(rows)
+
+
+async def select(template: str, values: Sequence[object] = ()) -> list[Row]:
+    """The rows of a query."""
+    client = connections.get("default")  # looked up once: each lookup walks Tortoise's context
+    if not isinstance(client, TransactionalDBClient):
+        client = reading_connection()
+    _, rows = await client.execute_query(_statement(template, len(values), client), list(values))
+    return _rows(rows)
+
+
+async def select_one(template: str, values: Sequence[object] = ()) -> Row | None:
+    """The first row of a query, or None."""
+    rows = await select(template, values)
+    return rows[0] if rows else None
+
+
+def _writer() -> BaseDBAsyncClient:
+    client = connections.get("default")
+    if not isinstance(client, TransactionalDBClient):
+        raise WriteOutsideTransaction("repositories write only inside app.db.transactional")
+    return client
+
+
+async def change(template: str, values: Sequence[object] = ()) -> int:
+    """Run an INSERT, UPDATE or DELETE; how many rows it changed."""
+    client = _writer()
+    statement = _statement(template, len(values), client)
+    if client.capabilities.dialect == "postgres":
+        # The command tag ends with the count ("UPDATE 3", "INSERT 0 1"); Tortoise's client reads
+        # the second word, the OID of an INSERT.
+        async with client.acquire_connection() as connection:
+            client.log.debug("%s: %s", statement, values)  # as Tortoise logs every statement
+            tag = await connection.execute(statement, *values)
+        return int(tag.rsplit(" ", 1)[-1]) if tag and tag.rsplit(" ", 1)[-1].isdigit() else 0
+    changed, _ = await client.execute_query(statement, list(values))
+    return int(changed)
+
+
+async def change_returning(template: str, values: Sequence[object] = ()) -> list[Row]:
+    """Run an INSERT, UPDATE or DELETE with a RETURNING clause; the rows it returns.
+
+    (Tortoise's PostgreSQL client drops the rows of a write run as a query.)
+    """
+    client = _writer()
+    rows: list[Row] = list(
+        await client.execute_query_dict(_statement(template, len(values), client), list(values))
+    )
+    return rows
+
+
+async def script(text: str) -> None:
+    """Run statements that take no parameters and return no rows: session settings (``SET
+    LOCAL``) and upkeep (``ANALYZE``). A write among them raises outside a transaction."""
+    await connections.get("default").execute_script(text)
+
+
+@functools.lru_cache(maxsize=512)
+def _insert_statement(table: str, columns: tuple[str, ...], rows: int, postgres: bool) -> str:
+    names = ", ".join(f'"{name}"' for name in columns)
+    width = len(columns)
+    if postgres:
+        groups = ", ".join(
+            "(" + ", ".join(f"${row * width + column + 1}" for column in range(width)) + ")"
+            for row in range(rows)
+        )
+    else:
+        groups = ", ".join("(" + ", ".join("?" * width) + ")" for _ in range(rows))
+    return f'INSERT INTO "{table}" ({names}) VALUES {groups}'
+
+
+async def insert_rows(table: str, columns: tuple[str, ...], rows: Sequence[Sequence[object]]) -> None:
+    """Insert ``rows`` (values in the order of ``columns``) with multi-row statements.
+
+    Up to ROWS_PER_STATEMENT rows a statement (fewer for wide rows); full statements go
+    together through the driver's executemany.
+    """
+    if not rows:
+        return
+    client = _writer()
+    is_postgres = client.capabilities.dialect == "postgres"
+    step = max(1, min(ROWS_PER_STATEMENT, MAX_VARIABLES // len(columns)))
+    full = len(rows) // step * step
+    if full > step:
+        values = [
+            [value for row in rows[start : start + step] for value in row] for start in range(0, full, step)
+        ]
+        await client.execute_many(_insert_statement(table, columns, step, is_postgres), values)
+    elif full:
+        await client.execute_query(
+            _insert_statement(table, columns, step, is_postgres),
+            [value for row in rows[:full] for value in row],
+        )
+    if full < len(rows):
+        rest = rows[full:]
+        await client.execute_query(
+            _insert_statement(table, columns, len(rest), is_postgres),
+            [value for row in rest for value in row],
+        )
+
+
+def columns(alias: str, names: Iterable[str]) -> str:
+    """``alias."name" AS "alias.name"`` for every column name: how rows of joined tables keep
+    their columns apart."""
+    return ", ".join(f'{alias}."{name}" AS "{alias}.{name}"' for name in names)
+
+
+def moment(value: datetime) -> object:
+    """A date-time as a parameter: SQLite keeps date-times as ISO text, as the ORM writes them
+    (``2026-11-22 16:05:27.792615+00:00``), so that text comparisons order them."""
+    if postgres():
+        return value
+    return value.astimezone(UTC).isoformat(" ")
+
+
+def day(value: date) -> object:
+    """A date as a parameter: asyncpg takes the date, SQLite stores ISO text."""
+    return value if postgres() else value.isoformat()
+
+
+def read_moment(value: Any) -> datetime:
+    """A date-time column as an aware datetime in UTC."""
+    moment: datetime = datetime.fromisoformat(value) if isinstance(value, str) else value
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment if moment.utcoffset() == UTC.utcoffset(None) else moment.astimezone(UTC)
+
+
+def read_optional_moment(value: Any) -> datetime | None:
+    """:func:`read_moment`, or None for NULL."""
+    return None if value is None else read_moment(value)
+
+
+def read_json(value: Any) -> Any:
+    """A JSON column as its Python value."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def write_json(value: Any) -> str:
+    """A value for a JSON column, encoded as the ORM encodes it."""
+    return json.dumps(value, separators=(",", ":"))

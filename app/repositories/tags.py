@@ -1,0 +1,168 @@
+"""Tags of applications, their links to threads, and the thread counts kept on each tag."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.repositories.sql import (
+    Row,
+    change,
+    columns,
+    insert_rows,
+    moment,
+    parameters,
+    read_moment,
+    select,
+    select_one,
+)
+
+
+@dataclass(slots=True)
+class TagRow:
+    """A tag of an application, with its counts of open and archived threads."""
+
+    id: int
+    application_id: int
+    name: str
+    color: str
+    open_count: int
+    archived_count: int
+    created_at: datetime
+
+
+TAG_COLUMNS = ("id", "application_id", "name", "color", "open_count", "archived_count", "created_at")
+
+
+def tag_of(row: Row, alias: str = "t") -> TagRow:
+    return TagRow(
+        id=row[f"{alias}.id"],
+        application_id=row[f"{alias}.application_id"],
+        name=row[f"{alias}.name"],
+        color=row[f"{alias}.color"],
+        open_count=row[f"{alias}.open_count"],
+        archived_count=row[f"{alias}.archived_count"],
+        created_at=read_moment(row[f"{alias}.created_at"]),
+    )
+
+
+async def tags_of_application(application_id: int) -> list[TagRow]:
+    """Every tag of an application, by name."""
+    rows = await select(
+        f"SELECT {columns('t', TAG_COLUMNS)} FROM tags t WHERE t.application_id = {{}} ORDER BY t.name, t.id",
+        [application_id],
+    )
+    return [tag_of(row) for row in rows]
+
+
+async def tag_id(application_id: int, name: str) -> int | None:
+    """The id of the application's tag named ``name``."""
+    row = await select_one(
+        "SELECT id FROM tags WHERE application_id = {} AND name = {}", [application_id, name]
+    )
+    return None if row is None else int(row["id"])
+
+
+async def ensure_tags(application_id: int, colors: Mapping[str, str], now: datetime) -> list[TagRow]:
+    """Create the tags (name -> colour) that do not exist yet, writing first; returns all of them."""
+    names = list(colors)
+    groups = ", ".join("({}, {}, {}, 0, 0, {})" for _ in names)
+    values: list[object] = []
+    for name in names:
+        values += [application_id, name, colors[name], moment(now)]
+    await change(
+        "INSERT INTO tags (application_id, name, color, open_count, archived_count, created_at) "
+        f"VALUES {groups} ON CONFLICT (application_id, name) DO NOTHING",
+        values,
+    )
+    rows = await select(
+        f"SELECT {columns('t', TAG_COLUMNS)} FROM tags t WHERE t.application_id = {{}} "
+        f"AND t.name IN ({parameters(len(names))})",
+        [application_id, *names],
+    )
+    return [tag_of(row) for row in rows]
+
+
+async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[TagRow]]:
+    """The tags of threads, by thread id and then by name, in one statement; each tag is one
+    object however many of the threads carry it."""
+    found: dict[int, list[TagRow]] = {feedback_id: [] for feedback_id in feedback_ids}
+    if not found:
+        return found
+    rows = await select(
+        f"SELECT l.feedback_id AS thread, {columns('t', TAG_COLUMNS)} FROM feedback_tags l "
+        f"JOIN tags t ON t.id = l.tag_id WHERE l.feedback_id IN ({parameters(len(found))})",
+        list(found),
+    )
+    tags: dict[int, TagRow] = {}
+    for row in rows:
+        tag = tags.get(row["t.id"])
+        if tag is None:
+            tag = tags[row["t.id"]] = tag_of(row)
+        found[row["thread"]].append(tag)
+    for thread_tags in found.values():
+        thread_tags.sort(key=lambda tag: (tag.name, tag.id))
+    return found
+
+
+async def tag_ids_of_thread(feedback_id: int) -> list[int]:
+    rows = await select("SELECT tag_id FROM feedback_tags WHERE feedback_id = {}", [feedback_id])
+    return [int(row["tag_id"]) for row in rows]
+
+
+async def link(feedback_id: int, tag_id: int) -> bool:
+    """Link a thread to a tag; False when it was linked already."""
+    return (
+        await change(
+            "INSERT INTO feedback_tags (feedback_id, tag_id) VALUES ({}, {}) "
+            "ON CONFLICT (feedback_id, tag_id) DO NOTHING",
+            [feedback_id, tag_id],
+        )
+        > 0
+    )
+
+
+async def insert_links(links: Sequence[tuple[int, int]]) -> None:
+    """Link many (thread, tag) pairs that are not linked yet."""
+    await insert_rows("feedback_tags", ("feedback_id", "tag_id"), links)
+
+
+async def links_of_thread(feedback_id: int) -> int:
+    row = await select_one(
+        "SELECT COUNT(*) AS total FROM feedback_tags WHERE feedback_id = {}", [feedback_id]
+    )
+    return int(row["total"]) if row else 0
+
+
+async def unlink(application_id: int, feedback_id: int, tag_id: int) -> bool:
+    """Unlink a thread from one of its application's tags; False when it was not linked."""
+    return (
+        await change(
+            "DELETE FROM feedback_tags WHERE feedback_id = {} AND tag_id IN "
+            "(SELECT id FROM tags WHERE id = {} AND application_id = {})",
+            [feedback_id, tag_id, application_id],
+        )
+        > 0
+    )
+
+
+async def add_to_counts(moves: Mapping[int, tuple[int, int]]) -> None:
+    """Move tags' counts: tag id -> (open delta, archived delta), in one statement for every tag.
+
+    Separate updates could lock two tags in opposite orders in two workers' transactions, a
+    deadlock that PostgreSQL only breaks after a second; the ids go in order.
+    """
+    moved = sorted((tag_id, deltas) for tag_id, deltas in moves.items() if any(deltas))
+    if not moved:
+        return
+    settings: list[str] = []
+    values: list[object] = []
+    # A column no tag moves is left out: a submit moves only open counts.
+    for position, column in enumerate(("open_count", "archived_count")):
+        if any(deltas[position] for _, deltas in moved):
+            cases = " ".join(f"WHEN {{}} THEN {column} + {{}}" for _ in moved)
+            settings.append(f"{column} = CASE id {cases} END")
+            values += [value for tag_id, deltas in moved for value in (tag_id, deltas[position])]
+    values += [tag_id for tag_id, _ in moved]
+    await change(f"UPDATE tags SET {', '.join(settings)} WHERE id IN ({parameters(len(moved))})", values)

@@ -1,0 +1,355 @@
+"""Feedback threads and their senders: the lists, one thread, the inbox's filtered pages, the
+writes of new threads (in batches) and of their state."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.repositories.sql import (
+    Row,
+    change,
+    change_returning,
+    columns,
+    insert_rows,
+    moment,
+    postgres,
+    read_json,
+    read_moment,
+    select,
+    select_one,
+    write_json,
+)
+
+
+@dataclass(slots=True)
+class SenderRow:
+    """A sender of feedback (a member of an application), unique per application and address."""
+
+    id: int
+    application_id: int
+    email: str
+    name: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(slots=True)
+class ThreadRow:
+    """A feedback thread, with its sender when read with it."""
+
+    id: int
+    application_id: int
+    member_id: int
+    message: str
+    sentiment: str
+    sentiment_corrected: bool
+    archived: bool
+    nps: int | None
+    url: str | None
+    language: str
+    ip_address: str
+    user_agent: str
+    properties: Any
+    first_reply_time: int | None
+    last_reply_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    member: SenderRow | None = None
+
+    @property
+    def sender(self) -> SenderRow:
+        """The thread's sender, read with it (every read of a thread joins its sender)."""
+        if self.member is None:
+            raise LookupError(f"thread {self.id} was read without its sender")
+        return self.member
+
+
+@dataclass(frozen=True, slots=True)
+class NewThreadRow:
+    """What a new thread is written with; the repository gives it its id and sender."""
+
+    application_id: int
+    email: str
+    name: str
+    message: str
+    sentiment: str
+    nps: int | None
+    url: str | None
+    language: str
+    ip_address: str
+    user_agent: str
+    properties: Any
+
+
+THREAD_COLUMNS = (
+    "id", "application_id", "member_id", "message", "sentiment", "sentiment_corrected", "archived", "nps",
+    "url", "language", "ip_address", "user_agent", "properties", "first_reply_time", "last_reply_at",
+    "created_at", "updated_at",
+)  # fmt: skip
+SENDER_COLUMNS = ("id", "application_id", "email", "name", "created_at", "updated_at")
+SELECT_THREADS = (
+    f"SELECT {columns('f', THREAD_COLUMNS)}, {columns('m', SENDER_COLUMNS)} "
+    "FROM feedback f JOIN members m ON m.id = f.member_id"
+)
+
+
+def sender_of(row: Row, alias: str = "m") -> SenderRow:
+    return SenderRow(
+        id=row[f"{alias}.id"],
+        application_id=row[f"{alias}.application_id"],
+        email=row[f"{alias}.email"],
+        name=row[f"{alias}.name"],
+        created_at=read_moment(row[f"{alias}.created_at"]),
+        updated_at=read_moment(row[f"{alias}.updated_at"]),
+    )
+
+
+def thread_of(row: Row) -> ThreadRow:
+    """A thread and its sender from a row of SELECT_THREADS."""
+    return ThreadRow(
+        id=row["f.id"],
+        application_id=row["f.application_id"],
+        member_id=row["f.member_id"],
+        message=row["f.message"],
+        sentiment=row["f.sentiment"],
+        sentiment_corrected=bool(row["f.sentiment_corrected"]),
+        archived=bool(row["f.archived"]),
+        nps=row["f.nps"],
+        url=row["f.url"],
+        language=row["f.language"],
+        ip_address=row["f.ip_address"],
+        user_agent=row["f.user_agent"],
+        properties=read_json(row["f.properties"]),
+        first_reply_time=row["f.first_reply_time"],
+        last_reply_at=read_moment(row["f.last_reply_at"]),
+        created_at=read_moment(row["f.created_at"]),
+        updated_at=read_moment(row["f.updated_at"]),
+        member=sender_of(row),
+    )
+
+
+# Reading threads newest first -----------------------------------------------------------------
+
+
+def newest_first() -> str:
+    """The ``ORDER BY`` of threads (``f``) newest first, in the form an index by application and
+    state serves on the database in use.
+
+    On PostgreSQL ``-id``: ordered by ``id``, it walked the primary key backwards and filtered by
+    state, on the assumption that archived threads are spread evenly among the ids, while the
+    newest threads are mostly open, so a page of archived threads read every newer open one. The
+    primary key cannot serve ``-id``; the indexes of migration 0007 can. SQLite reads the
+    (application, archived, id) indexes of the models by itself.
+    """
+    return "ORDER BY -f.id" if postgres() else "ORDER BY f.id DESC"
+
+
+_REVERSED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def id_condition(operator: str, value: int) -> tuple[str, int]:
+    """The condition ``f.id <operator> value`` and its parameter, written as the index that
+    :func:`newest_first` reads can bound it (``-f.id`` on PostgreSQL)."""
+    if postgres():
+        return f"-f.id {_REVERSED[operator]} {{}}", -value
+    return f"f.id {operator} {{}}", value
+
+
+def page_of_state_statement(
+    application_id: int, archived: bool, limit: int, offset: int
+) -> tuple[str, list[object]]:
+    """The statement of a page of an application's open (or archived) threads with their
+    senders, newest first (its plan is tested against the indexes)."""
+    return (
+        f"{SELECT_THREADS} WHERE f.application_id = {{}} AND f.archived = {{}} {newest_first()} "
+        "LIMIT {} OFFSET {}",
+        [application_id, archived, limit, offset],
+    )
+
+
+async def page_of_state(application_id: int, archived: bool, limit: int, offset: int) -> list[ThreadRow]:
+    rows = await select(*page_of_state_statement(application_id, archived, limit, offset))
+    return [thread_of(row) for row in rows]
+
+
+async def thread_by_id(application_id: int, feedback_id: int) -> ThreadRow | None:
+    """One thread of an application, with its sender."""
+    row = await select_one(
+        SELECT_THREADS + " WHERE f.id = {} AND f.application_id = {}", [feedback_id, application_id]
+    )
+    return None if row is None else thread_of(row)
+
+
+async def sender_by_id(member_id: int) -> SenderRow | None:
+    row = await select_one(
+        f"SELECT {columns('m', SENDER_COLUMNS)} FROM members m WHERE m.id = {{}}", [member_id]
+    )
+    return None if row is None else sender_of(row)
+
+
+async def thread_anywhere(feedback_id: int) -> ThreadRow | None:
+    """One thread, whatever its application (a signed reply address names only the thread)."""
+    row = await select_one(SELECT_THREADS + " WHERE f.id = {}", [feedback_id])
+    return None if row is None else thread_of(row)
+
+
+# Writing new threads ---------------------------------------------------------------------------
+
+
+async def upsert_senders(threads: Sequence[NewThreadRow], now: datetime) -> dict[tuple[int, str], int]:
+    """Insert the senders, or update the name of those who give one, and return their ids by
+    (application, address).
+
+    One statement, the first of the unit. Sorted, so that two batches lock the same senders in the
+    same order.
+    """
+    names: dict[tuple[int, str], str] = {}
+    for thread in threads:
+        key = (thread.application_id, thread.email)
+        if thread.name or key not in names:
+            names[key] = thread.name
+    values: list[object] = []
+    for (application_id, email), name in sorted(names.items()):
+        values += [application_id, email, name, moment(now), moment(now)]
+    rows = await change_returning(
+        "INSERT INTO members (application_id, email, name, created_at, updated_at) "
+        f"VALUES {', '.join('({}, {}, {}, {}, {})' for _ in names)} "
+        "ON CONFLICT (application_id, email) DO UPDATE SET "
+        "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE members.name END, "
+        "updated_at = CASE WHEN excluded.name <> '' THEN excluded.updated_at ELSE members.updated_at END "
+        "RETURNING id, application_id, email",
+        values,
+    )
+    return {(row["application_id"], row["email"]): row["id"] for row in rows}
+
+
+async def reserve_thread_ids(count: int) -> list[int]:
+    """Take ``count`` new thread ids, so that the threads go in one multi-row insert.
+
+    PostgreSQL draws them from the id sequence. SQLite has no sequence to draw from, but the unit
+    holds the database's write lock (the writers' queue, app.db), so the next ids after
+    ``sqlite_sequence`` (AUTOINCREMENT: ids of deleted threads are never reused) are ours;
+    inserting them moves the sequence on.
+    """
+    if postgres():
+        rows = await select(
+            "SELECT nextval(pg_get_serial_sequence('feedback', 'id')) AS id FROM generate_series(1, {})",
+            [count],
+        )
+        return sorted(int(row["id"]) for row in rows)
+    row = await select_one("SELECT seq FROM sqlite_sequence WHERE name = 'feedback'")
+    last = int(row["seq"]) if row else 0
+    return list(range(last + 1, last + 1 + count))
+
+
+async def insert_senders(senders: Sequence[SenderRow]) -> None:
+    """Write senders whose ids are given (bulk loads)."""
+    await insert_rows(
+        "members",
+        SENDER_COLUMNS,
+        [
+            (s.id, s.application_id, s.email, s.name, moment(s.created_at), moment(s.updated_at))
+            for s in senders
+        ],
+    )
+
+
+async def insert_threads(threads: Sequence[ThreadRow]) -> None:
+    """Write new threads (ids and senders already given) with one multi-row insert."""
+    await insert_rows(
+        "feedback",
+        THREAD_COLUMNS,
+        [
+            (t.id, t.application_id, t.member_id, t.message, t.sentiment, t.sentiment_corrected, t.archived,
+             t.nps, t.url, t.language, t.ip_address, t.user_agent, write_json(t.properties),
+             t.first_reply_time, moment(t.last_reply_at), moment(t.created_at), moment(t.updated_at))
+            for t in threads
+        ],
+    )  # fmt: skip
+
+
+# Writing a thread's state -----------------------------------------------------------------------
+
+
+async def set_archived(feedback_id: int, archived: bool, now: datetime) -> bool:
+    """Archive or unarchive a thread; False when it was in that state already."""
+    return (
+        await change(
+            "UPDATE feedback SET archived = {}, updated_at = {} WHERE id = {} AND archived <> {}",
+            [archived, moment(now), feedback_id, archived],
+        )
+        > 0
+    )
+
+
+async def correct_sentiment(feedback_id: int, label: str, now: datetime) -> None:
+    """An agent's label, marked corrected so that recomputation keeps it."""
+    await change(
+        "UPDATE feedback SET sentiment = {}, sentiment_corrected = {}, updated_at = {} WHERE id = {}",
+        [label, True, moment(now), feedback_id],
+    )
+
+
+async def relabel(feedback_id: int, label: str) -> int:
+    """A recomputed label, unless an agent corrected the thread meanwhile; how many changed."""
+    return await change(
+        "UPDATE feedback SET sentiment = {} WHERE id = {} AND sentiment_corrected = {}",
+        [label, feedback_id, False],
+    )
+
+
+async def touch(feedback_id: int, now: datetime) -> bool | None:
+    """Write the thread's ``updated_at`` first, which takes its row lock (PostgreSQL) so that a
+    concurrent archive waits, and return whether it is archived (None: no such thread)."""
+    await change("UPDATE feedback SET updated_at = {} WHERE id = {}", [moment(now), feedback_id])
+    row = await select_one("SELECT archived FROM feedback WHERE id = {}", [feedback_id])
+    return None if row is None else bool(row["archived"])
+
+
+async def record_reply_time(feedback_id: int, now: datetime, first_reply_time: int | None = None) -> bool:
+    """A new message in the thread: its last reply time moves. With ``first_reply_time``, also
+    set the thread's first reply time, only if it has none (so that two first replies at once
+    count once); returns whether it was set."""
+    if first_reply_time is None:
+        await change(
+            "UPDATE feedback SET last_reply_at = {}, updated_at = {} WHERE id = {}",
+            [moment(now), moment(now), feedback_id],
+        )
+        return False
+    return (
+        await change(
+            "UPDATE feedback SET first_reply_time = {}, last_reply_at = {}, updated_at = {} "
+            "WHERE id = {} AND first_reply_time IS NULL",
+            [first_reply_time, moment(now), moment(now), feedback_id],
+        )
+        > 0
+    )
+
+
+@dataclass(slots=True)
+class Labelled:
+    """What the sentiment of a thread is computed from."""
+
+    id: int
+    message: str
+    language: str
+    sentiment: str
+
+
+async def uncorrected_labels(
+    application_id: int, after_id: int, limit: int, only_id: int | None = None
+) -> list[Labelled]:
+    """The next ``limit`` threads by id whose sentiment no agent corrected."""
+    template = (
+        "SELECT id, message, language, sentiment FROM feedback WHERE application_id = {} "
+        "AND sentiment_corrected = {} AND id > {}"
+    )
+    values: list[object] = [application_id, False, after_id]
+    if only_id is not None:
+        template += " AND id = {}"
+        values.append(only_id)
+    rows = await select(template + " ORDER BY id LIMIT {}", [*values, limit])
+    return [Labelled(row["id"], row["message"], row["language"], row["sentiment"]) for row in rows]

@@ -1,0 +1,156 @@
+"""A submit, from the capture API or any other channel, validated into a :class:`Submission`."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.errors import ValidationError
+from app.i18n import N_, normalize_language
+from app.models import SENTIMENTS
+from app.services.attachments import MAX_ATTACHMENT_ID, MAX_ATTACHMENTS_PER_THREAD
+from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, normalize_tag
+from app.services.validation import decode_json, normalize_email, parse_int, storable, valid_id
+
+MIN_MESSAGE_LENGTH = 3
+MAX_MESSAGE_LENGTH = 20_000
+MAX_PROPERTIES_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A validated piece of feedback, from the capture API or any other channel."""
+
+    email: str
+    message: str
+    name: str = ""
+    sentiment: str | None = None
+    url: str | None = None
+    tags: tuple[str, ...] = ()
+    properties: dict[str, Any] | list[Any] = field(default_factory=list)
+    attachments: tuple[int, ...] = ()
+    nps: int | None = None
+    language: str = "en"
+    language_given: bool = True  # False: the client sent none, so the sentiment detects it
+    ip_address: str = ""
+    user_agent: str = ""
+
+
+def _parse_tags(value: object) -> tuple[str, ...]:
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = decode_json(text)
+            except ValueError:
+                raise ValidationError(N_("Invalid tags")) from None
+        else:
+            value = text.split(",")
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError(N_("Invalid tags"))
+    names = list(dict.fromkeys(normalize_tag(item) for item in value if item.strip()))
+    if len(names) > MAX_TAGS or any(len(name) > MAX_TAG_LENGTH for name in names):
+        raise ValidationError(N_("Invalid tags"))
+    return tuple(names)
+
+
+def _parse_properties(value: object) -> dict[str, Any] | list[Any]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        try:
+            value = decode_json(value)
+        except ValueError:
+            raise ValidationError(N_("Invalid properties")) from None
+    if not isinstance(value, dict | list):
+        raise ValidationError(N_("Invalid properties"))
+    if len(json.dumps(value)) > MAX_PROPERTIES_BYTES:
+        raise ValidationError(N_("Invalid properties"))
+    return storable(value)
+
+
+def _parse_attachments(value: object) -> tuple[int, ...]:
+    if value is None or value == "" or value == []:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = decode_json(value)
+        except ValueError:
+            raise ValidationError(N_("Invalid attachments")) from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list) or not value or len(value) > MAX_ATTACHMENTS_PER_THREAD:
+        raise ValidationError(N_("Invalid attachments"))
+    ids: list[int] = []
+    for item in value:
+        number = parse_int(item)
+        if number is None or not valid_id(number, MAX_ATTACHMENT_ID):
+            raise ValidationError(N_("Invalid attachments"))
+        ids.append(number)
+    return tuple(dict.fromkeys(ids))
+
+
+def _optional_text(value: object, limit: int, error: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValidationError(error)
+    return value.strip()[:limit]
+
+
+def parse_submission(body: Mapping[str, object], caller_ip: str, user_agent: str) -> Submission:
+    """Validate a capture submit body in the specification's order: e-mail, message, then the rest."""
+    raw_email = body.get("email")
+    if raw_email is None or (isinstance(raw_email, str) and not raw_email.strip()):
+        raise ValidationError(N_("Your email address is required"))
+    email = normalize_email(raw_email)
+    if email is None:
+        raise ValidationError(N_("Invalid email address"))
+    raw_message = body.get("message")
+    if raw_message is not None and not isinstance(raw_message, str):
+        raise ValidationError(N_("Your message is required"))
+    message = (raw_message or "").strip()
+    if not message:
+        raise ValidationError(N_("Your message is required"))
+    if len(message) < MIN_MESSAGE_LENGTH:
+        raise ValidationError(N_("Your message is too short"))
+    if len(message) > MAX_MESSAGE_LENGTH:
+        raise ValidationError(N_("Your message is too long"))
+    sentiment = body.get("sentiment")
+    if sentiment in (None, ""):
+        sentiment = None
+    elif sentiment not in SENTIMENTS:
+        raise ValidationError(N_("Invalid sentiment"))
+    nps = body.get("nps")
+    if nps in (None, ""):
+        nps = None
+    else:
+        nps = parse_int(nps)
+        if nps is None or not 0 <= nps <= 10:
+            raise ValidationError(N_("Invalid NPS rating"))
+    ip = _optional_text(body.get("ip"), 64, N_("Invalid IP address"))
+    if ip:
+        try:
+            ip = str(ipaddress.ip_address(ip))
+        except ValueError:
+            raise ValidationError(N_("Invalid IP address")) from None
+    return Submission(
+        email=email,
+        message=message,
+        name=_optional_text(body.get("name"), 200, N_("Invalid name")),
+        sentiment=sentiment,
+        url=_optional_text(body.get("url"), 2048, N_("Invalid page URL")) or None,
+        tags=_parse_tags(body.get("tags")),
+        properties=_parse_properties(body.get("properties")),
+        attachments=_parse_attachments(body.get("attachments")),
+        nps=nps,
+        language=normalize_language(body.get("language")),
+        language_given=body.get("language") not in (None, ""),
+        ip_address=ip or caller_ip,
+        user_agent=user_agent[:1000],
+    )

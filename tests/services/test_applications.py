@@ -1,0 +1,119 @@
+"""Applications: who sees them, how they are created and changed (one transaction, files
+included), and how the capture API authenticates against them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from app.errors import Forbidden, NotFound, ValidationError
+from app.models import Application
+from app.services import applications
+from app.services.files import IncomingFile
+from tests.factories import make_application, make_organization, make_user
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+
+
+async def test_an_application_is_seen_by_its_owner_and_its_organizations_members(db):
+    owner, member, stranger = await make_user(), await make_user(), await make_user()
+    organization = await make_organization(owner, member)
+    shared = await make_application(owner, organization_id=organization.id)
+    own = await make_application(owner)
+
+    assert [a.id for a in await applications.list_applications(owner)] == [shared.id, own.id]
+    assert [a.id for a in await applications.list_applications(member)] == [shared.id]
+    assert await applications.list_applications(stranger) == []
+    with pytest.raises(NotFound, match="Invalid application"):
+        await applications.get_application(stranger, shared.id)
+
+
+async def test_a_new_application_has_four_distinct_keys_and_an_intake_address(db):
+    application = await make_application(await make_user())
+
+    keys = applications.application_keys(application, "in.example.org")
+
+    assert len({keys[p] for p in ("javascript", "ios", "android", "api")}) == 4
+    assert keys["email"] == f"feedback-{application.id}-{application.intake_token}@in.example.org"
+
+
+async def test_creating_with_a_logo_writes_the_row_and_the_file_together(db, tmp_path: Path):
+    owner = await make_user()
+
+    created = await applications.create_application(
+        owner, {"name": "Acme"}, IncomingFile("l.png", PNG), tmp_path
+    )
+
+    assert created.logo_name is not None
+    assert (applications.logos_dir(tmp_path, created.id) / created.logo_name).read_bytes() == PNG
+    assert (await Application.get(id=created.id)).logo_name == created.logo_name
+
+
+async def test_a_refused_creation_leaves_no_row_and_no_file(db, tmp_path: Path):
+    owner, stranger = await make_user(), await make_user()
+    organization = await make_organization(stranger)
+
+    with pytest.raises(NotFound, match="Invalid organization"):
+        await applications.create_application(
+            owner, {"name": "Acme", "organization_id": organization.id}, IncomingFile("l.png", PNG), tmp_path
+        )
+
+    assert await Application.all().count() == 0
+    assert not await asyncio.to_thread(lambda: any(tmp_path.rglob("*.png")))
+
+
+async def test_an_update_changes_only_what_was_sent(db, tmp_path: Path):
+    owner = await make_user()
+    application = await make_application(owner, url="https://acme.example")
+
+    updated = await applications.update_application(owner, application, {"name": "Renamed"}, None, tmp_path)
+
+    assert (updated.name, updated.url) == ("Renamed", "https://acme.example")
+
+
+async def test_an_update_that_sends_nothing_is_refused(db, tmp_path: Path):
+    owner = await make_user()
+    application = await make_application(owner)
+
+    with pytest.raises(ValidationError, match="Nothing sent to update"):
+        await applications.update_application(owner, application, {"unknown": 1}, None, tmp_path)
+
+
+async def test_an_agent_cannot_move_the_organizations_application_out(db, tmp_path: Path):
+    owner, agent = await make_user(), await make_user()
+    organization = await make_organization(agent, owners=(owner,))
+    application = await make_application(owner, organization_id=organization.id)
+
+    with pytest.raises(Forbidden):
+        await applications.update_application(agent, application, {"organization_id": ""}, None, tmp_path)
+
+    assert (await Application.get(id=application.id)).organization_id == organization.id
+
+
+async def test_a_rotated_key_stops_working_at_once(db):
+    application = await make_application(await make_user())
+    old = application.key_javascript
+    await applications.authenticate_capture(application.id, old, "Invalid application")
+
+    new = await applications.rotate_key(application, "javascript")
+
+    with pytest.raises(Forbidden):
+        await applications.authenticate_capture(application.id, old, "Invalid application")
+    assert (
+        await applications.authenticate_capture(application.id, new, "Invalid application")
+    ).id == application.id
+
+
+@pytest.mark.parametrize("key", [None, "", "wrong"])
+async def test_capture_needs_one_of_the_keys(db, key):
+    application = await make_application(await make_user())
+
+    with pytest.raises(Forbidden, match="Not authorized"):
+        await applications.authenticate_capture(application.id, key, "Invalid application")
+
+
+async def test_capture_of_an_unknown_application_says_the_given_message(db):
+    with pytest.raises(NotFound, match="Application not found"):
+        await applications.authenticate_capture(999_999, "key", "Application not found")

@@ -1,0 +1,126 @@
+"""Uploads: unguessable ids, so nobody claims another visitor's upload, and uploads no thread
+claimed are deleted, files too, after a day."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from datetime import UTC, datetime, timedelta
+
+from app.db import atomic
+from app.models import Attachment
+from app.services.attachments import (
+    MAX_ATTACHMENT_ID,
+    UNCLAIMED_LIFETIME,
+    attachment_path,
+    delete_unclaimed,
+    store_uploads,
+)
+from app.services.files import IncomingFile
+from app.services.replies import attachments_of_replies
+from app.workers import run_housekeeping
+from tests.factories import make_application, make_reply, make_thread, make_user
+
+
+def files(*names: str) -> list[IncomingFile]:
+    return [IncomingFile(name, f"content of {name}".encode()) for name in names]
+
+
+async def test_upload_ids_are_random_and_safe_in_javascript(db, application, settings):
+    ids = [
+        attachment_id
+        for _ in range(10)
+        for attachment_id in await store_uploads(
+            application, files("a.txt", "b.txt"), settings.data_dir, 1000
+        )
+    ]
+
+    assert all(1 <= attachment_id <= MAX_ATTACHMENT_ID for attachment_id in ids)
+    assert len(set(ids)) == 20
+    differences = {abs(later - earlier) for earlier, later in itertools.pairwise(ids)}
+    assert 1 not in differences
+    assert max(ids) > 2**32  # drawn from the whole range, not counted up
+
+
+async def test_the_next_id_after_ones_own_upload_names_nobody_elses(db, application, settings):
+    [mine] = await store_uploads(application, files("mine.txt"), settings.data_dir, 1000)
+    [visitors] = await store_uploads(application, files("theirs.txt"), settings.data_dir, 1000)
+
+    assert visitors not in (mine - 1, mine + 1)
+    thread = await make_thread(application, attachments=[visitors])
+    assert (await Attachment.get(id=visitors)).feedback_id == thread.id
+
+
+async def test_attachments_keep_the_order_they_were_uploaded_in(db, agent, application, settings):
+    ids = await store_uploads(application, files(*(f"{n}.txt" for n in range(8))), settings.data_dir, 1000)
+    thread = await make_thread(application, attachments=ids)
+    reply = await make_reply(agent, application, thread)
+    await atomic(lambda: Attachment.filter(id__in=ids[4:]).update(feedback_id=None, reply_id=reply.id))
+
+    listed = await attachments_of_replies([reply])
+
+    assert [attachment.name for attachment in listed[reply.id]] == ["4.txt", "5.txt", "6.txt", "7.txt"]
+
+
+async def test_uploads_never_claimed_go_after_a_day_with_their_files(db, application, settings):
+    [old, recent, claimed] = await store_uploads(
+        application, files("old.txt", "recent.txt", "claimed.txt"), settings.data_dir, 1000
+    )
+    await make_thread(application, attachments=[claimed])
+    day_ago = datetime.now(UTC) - UNCLAIMED_LIFETIME - timedelta(minutes=1)
+    await atomic(lambda: Attachment.filter(id__in=[old, claimed]).update(created_at=day_ago))
+    old_file = attachment_path(settings.data_dir, await Attachment.get(id=old))
+
+    assert await delete_unclaimed(settings.data_dir) == 1
+
+    assert sorted(await Attachment.all().values_list("id", flat=True)) == sorted([recent, claimed])
+    assert not old_file.exists()
+    for kept in await Attachment.all():
+        assert attachment_path(settings.data_dir, kept).exists()
+
+
+async def test_two_cleaners_at_once_delete_each_upload_once(db, application, settings):
+    ids = await store_uploads(application, files("a.txt", "b.txt", "c.txt"), settings.data_dir, 1000)
+    await atomic(
+        lambda: Attachment.filter(id__in=ids).update(created_at=datetime.now(UTC) - timedelta(days=2))
+    )
+
+    counts = await asyncio.gather(*(delete_unclaimed(settings.data_dir) for _ in range(3)))
+
+    assert sum(counts) == 3
+    assert await Attachment.all().count() == 0
+
+
+async def test_a_submit_naming_a_deleted_upload_is_invalid_attachments(api, application, settings):
+    [upload] = await store_uploads(application, files("late.txt"), settings.data_dir, 1000)
+    await atomic(
+        lambda: Attachment.filter(id=upload).update(created_at=datetime.now(UTC) - timedelta(days=2))
+    )
+    await delete_unclaimed(settings.data_dir)
+
+    response = await api.post(
+        f"/applications/{application.id}/submit?key={application.key_api}",
+        json={"email": "a@b.co", "message": "hello there", "attachments": [upload]},
+    )
+
+    assert response.status_code == 400
+    assert await response.get_data(as_text=True) == "Invalid attachments"
+
+
+async def test_housekeeping_deletes_old_uploads_while_serving(db, settings):
+    application = await make_application(await make_user())
+    [upload] = await store_uploads(application, files("old.txt"), settings.data_dir, 1000)
+    await atomic(
+        lambda: Attachment.filter(id=upload).update(created_at=datetime.now(UTC) - timedelta(days=2))
+    )
+    stop = asyncio.Event()
+
+    worker = asyncio.create_task(run_housekeeping(settings, stop, interval=3600, first_delay=0))
+    for _ in range(100):
+        if not await Attachment.exists(id=upload):
+            break
+        await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.wait_for(worker, 5)
+
+    assert not await Attachment.exists(id=upload)

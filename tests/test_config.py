@@ -1,0 +1,25 @@
+"""Settings read from the environment."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.config import load_settings
+
+
+def _settings(tmp_path, **env: str):
+    return load_settings({"EARFUL_DATA_DIR": str(tmp_path), "EARFUL_SECRET_KEY": "k", **env})
+
+
+def test_sessions_end_after_twelve_idle_hours_by_default(tmp_path):
+    assert _settings(tmp_path).session_idle_minutes == 720
+
+
+def test_the_idle_limit_of_sessions_is_read_in_minutes(tmp_path):
+    assert _settings(tmp_path, EARFUL_SESSION_IDLE_MINUTES="30").session_idle_minutes == 30
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "12h", "1.5"])
+def test_an_idle_limit_that_is_not_a_positive_whole_number_is_refused(tmp_path, value):
+    with pytest.raises(ValueError, match="EARFUL_SESSION_IDLE_MINUTES"):
+        _settings(tmp_path, EARFUL_SESSION_IDLE_MINUTES=value)
