@@ -16,6 +16,7 @@ from app.repositories.threads import ThreadRow
 from app.services import feedback as feedback_service
 from app.services import replies as replies_service
 from app.services.applications import get_application
+from app.services.thread_filters import parse_filters
 from app.services.validation import parse_bool
 
 blueprint = Blueprint("threads", __name__)
@@ -35,16 +36,6 @@ async def _thread(application_id: str, feedback_id: str) -> tuple[ApplicationRow
     )
 
 
-def _archived_filter() -> bool:
-    raw = request.args.get("archived")
-    if raw is None or raw == "":
-        return False
-    value = parse_bool(raw)
-    if value is None:
-        raise ValidationError("The archived field must be true or false.")
-    return value
-
-
 def _date_filter() -> date | None:
     raw = request.args.get("date")
     if raw is None or raw == "":
@@ -55,18 +46,24 @@ def _date_filter() -> date | None:
         raise ValidationError("The date field must match the format Y-m-d.") from None
 
 
-def _page(threads_or_replies_total: int, limit: int, offset: int) -> dict[str, int]:
+def _page(threads_or_replies_total: int, limit: int, offset: int) -> dict[str, object]:
     return {"total": threads_or_replies_total, "limit": limit, "offset": offset}
 
 
 @blueprint.get("/applications/<application_id>/feedback")
 @require_scope("read")
 async def list_feedback(application_id: str) -> Response:
+    """The feedback list; with the inbox's filters or a ``before`` cursor, its pagination also
+    says whether the total is exact and where the next page starts (see
+    :func:`app.services.inbox.count_threads`)."""
     application = await _application(application_id)
-    archived = _archived_filter()
+    filters = parse_filters(request.args)
     limit, offset = query_int("limit", 50), query_int("offset", 0)
-    threads, total = await feedback_service.list_threads(application, archived, limit, offset)
-    return data([thread_json(t, settings()) for t in threads], pagination=_page(total, limit, offset))
+    found = await feedback_service.filter_threads(application, filters, limit, offset)
+    pagination = _page(found.total.count, limit, offset)
+    if not filters.plain():
+        pagination.update(total_exact=found.total.exact, next_before=found.next_before)
+    return data([thread_json(t, settings()) for t in found.threads], pagination=pagination)
 
 
 @blueprint.get("/applications/<application_id>/feedback/<feedback_id>")
@@ -117,7 +114,12 @@ async def list_replies(application_id: str) -> Response:
     application = await _application(application_id)
     on_date = _date_filter()
     limit, offset = query_int("limit", 50), query_int("offset", 0)
-    replies, total = await replies_service.list_replies(application, on_date, limit, offset)
+    kind = request.args.get("type") or None
+    thread = None
+    if request.args.get("feedback_id"):
+        feedback_id = str(query_int("feedback_id", 0))
+        thread = await feedback_service.get_thread(application, parse_id(feedback_id, "Invalid feedback"))
+    replies, total = await replies_service.list_replies(application, on_date, limit, offset, kind, thread)
     attachments = await replies_service.attachments_of_replies(replies)
     return data(
         [listed_reply_json(r, attachments.get(r.id, []), settings()) for r in replies],

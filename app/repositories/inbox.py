@@ -1,11 +1,14 @@
-"""The inbox's pages of threads: a statement built filter by filter, read newest first."""
+"""The inbox's pages of threads: a statement built filter by filter, read newest first, counted,
+or read in batches for an export."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
-from app.repositories.sql import parameters, select
+from app.repositories.search import SCAN_CONDITION
+from app.repositories.sql import moment, parameters, select, select_one
 from app.repositories.threads import SELECT_THREADS, ThreadRow, id_condition, newest_first, thread_of
 
 
@@ -20,6 +23,8 @@ class ThreadQuery:
     values: tuple[object, ...] = ()
     by_tag: bool = False
     """Read in the order of one tag's links (``ft``): see :meth:`tagged`."""
+    reads_sender: bool = False
+    """A condition reads the sender (``m``): a count must join it."""
 
     @classmethod
     def of_state(cls, application_id: int, archived: bool) -> ThreadQuery:
@@ -32,6 +37,39 @@ class ThreadQuery:
         that no recent thread carries made PostgreSQL walk every newer thread."""
         joined = self.join("JOIN feedback_tags ft ON ft.feedback_id = f.id AND ft.tag_id = {}", tag_id)
         return replace(joined, by_tag=True)
+
+    def with_sentiment(self, sentiment: str) -> ThreadQuery:
+        """This query narrowed to one sentiment (the index by state and sentiment serves it)."""
+        return self.where("f.sentiment = {}", sentiment)
+
+    def created(self, since: datetime | None, until: datetime | None) -> ThreadQuery:
+        """This query narrowed to the threads created from ``since`` (inclusive) to ``until``
+        (exclusive); either may be None."""
+        query = self
+        if since is not None:
+            query = query.where("f.created_at >= {}", moment(since))
+        if until is not None:
+            query = query.where("f.created_at < {}", moment(until))
+        return query
+
+    def replied(self, replied: bool) -> ThreadQuery:
+        """This query narrowed to the threads an agent answered publicly (or not yet): those
+        with a first reply time."""
+        return self.where("f.first_reply_time IS NOT NULL" if replied else "f.first_reply_time IS NULL")
+
+    def nps_between(self, low: int | None, high: int | None) -> ThreadQuery:
+        """This query narrowed to the threads rated from ``low`` to ``high``, inclusive."""
+        query = self
+        if low is not None:
+            query = query.where("f.nps >= {}", low)
+        if high is not None:
+            query = query.where("f.nps <= {}", high)
+        return query
+
+    def containing(self, pattern: str) -> ThreadQuery:
+        """This query narrowed to the threads whose message, or sender's e-mail or name, is
+        LIKE ``pattern`` (see :func:`app.repositories.search.contains_pattern`)."""
+        return replace(self.where(SCAN_CONDITION, pattern, pattern, pattern), reads_sender=True)
 
     def ids(self, operator: str, value: int) -> ThreadQuery:
         """This query narrowed to the threads whose id is ``operator value``, written against
@@ -56,15 +94,33 @@ class ThreadQuery:
         """This query narrowed by one more condition."""
         return replace(self, conditions=(*self.conditions, condition), values=(*self.values, *values))
 
-    def statement(self, limit: int) -> tuple[str, list[object]]:
-        """The statement of the newest ``limit`` threads of this query, with their senders."""
+    def statement(self, limit: int, offset: int = 0) -> tuple[str, list[object]]:
+        """The statement of the newest ``limit`` threads of this query after skipping
+        ``offset``, with their senders."""
+        skip, skipped = (" OFFSET {}", [offset]) if offset else ("", [])
         return (
             f"{SELECT_THREADS} {' '.join(self.joins)} "
-            f"WHERE {' AND '.join(self.conditions)} {self.order_by()} LIMIT {{}}",
-            [*self.join_values, *self.values, limit],
+            f"WHERE {' AND '.join(self.conditions)} {self.order_by()} LIMIT {{}}{skip}",
+            [*self.join_values, *self.values, limit, *skipped],
+        )
+
+    def count_statement(self, cap: int) -> tuple[str, list[object]]:
+        """The statement counting this query's threads, stopping at ``cap``: it reads at most
+        ``cap`` matches, however many there are."""
+        sender = " JOIN members m ON m.id = f.member_id" if self.reads_sender else ""
+        return (
+            f"SELECT COUNT(*) AS found FROM (SELECT 1 FROM feedback f{sender} {' '.join(self.joins)} "
+            f"WHERE {' AND '.join(self.conditions)} LIMIT {{}}) matches",
+            [*self.join_values, *self.values, cap],
         )
 
 
-async def newest(query: ThreadQuery, limit: int) -> list[ThreadRow]:
-    """The newest ``limit`` threads of an inbox query, with their senders."""
-    return [thread_of(row) for row in await select(*query.statement(limit))]
+async def newest(query: ThreadQuery, limit: int, offset: int = 0) -> list[ThreadRow]:
+    """The newest ``limit`` threads of an inbox query (after ``offset``), with their senders."""
+    return [thread_of(row) for row in await select(*query.statement(limit, offset))]
+
+
+async def count_up_to(query: ThreadQuery, cap: int) -> int:
+    """How many threads the query matches, counting no further than ``cap``."""
+    row = await select_one(*query.count_statement(cap))
+    return int(row["found"]) if row else 0

@@ -152,27 +152,50 @@ def day_bounds(on_date: date) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
+@dataclass(frozen=True)
+class ReplyFilter:
+    """Which replies of an application a list shows: of one UTC day, of one type, of one thread
+    (each None for all)."""
+
+    on_date: date | None = None
+    kind: str | None = None
+    feedback_id: int | None = None
+
+    def conditions(self) -> tuple[str, list[object]]:
+        """The ``AND ...`` conditions on ``r`` and their parameters."""
+        text, values = "", []
+        if self.on_date is not None:
+            text += " AND r.created_at >= {} AND r.created_at < {}"
+            values += [moment(bound) for bound in day_bounds(self.on_date)]
+        if self.kind is not None:
+            text += " AND r.type = {}"
+            values.append(self.kind)
+        if self.feedback_id is not None:
+            text += " AND r.feedback_id = {}"
+            values.append(self.feedback_id)
+        return text, values
+
+
 def page_statement(
-    application_id: int, on_date: date | None, limit: int, offset: int
+    application_id: int, on_date: date | ReplyFilter | None, limit: int, offset: int
 ) -> tuple[str, list[object]]:
     """The statement of a page of an application's replies, newest first, each with its agent
     and its thread with the thread's sender (its plan is tested against the indexes)."""
-    values: list[object] = [application_id]
-    within_day = ""
-    if on_date is not None:
-        values += [moment(bound) for bound in day_bounds(on_date)]
-        within_day = " AND r.created_at >= {} AND r.created_at < {}"
+    chosen = on_date if isinstance(on_date, ReplyFilter) else ReplyFilter(on_date)
+    conditions, values = chosen.conditions()
     template = (
         f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('f', THREAD_COLUMNS)}, "
         f"{columns('m', SENDER_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
         "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
-        "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + within_day + " "
+        "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + conditions + " "
         "ORDER BY r.created_at DESC, r.id DESC LIMIT {} OFFSET {}"
     )
-    return template, [*values, limit, offset]
+    return template, [application_id, *values, limit, offset]
 
 
-async def page(application_id: int, on_date: date | None, limit: int, offset: int) -> list[ReplyRow]:
+async def page(
+    application_id: int, on_date: date | ReplyFilter | None, limit: int, offset: int
+) -> list[ReplyRow]:
     """A page of an application's replies and notes, newest first, with agents and threads."""
     found = []
     for row in await select(*page_statement(application_id, on_date, limit, offset)):
@@ -181,6 +204,17 @@ async def page(application_id: int, on_date: date | None, limit: int, offset: in
         reply.feedback.member = sender_of(row)
         found.append(reply)
     return found
+
+
+async def count_matching(application_id: int, chosen: ReplyFilter) -> int:
+    """How many of an application's replies and notes match: off the (application_id, type,
+    created_at, id) index with a type, the (feedback_id, id) index with a thread."""
+    conditions, values = chosen.conditions()
+    row = await select_one(
+        "SELECT COUNT(*) AS found FROM replies r WHERE r.application_id = {}" + conditions,
+        [application_id, *values],
+    )
+    return int(row["found"]) if row else 0
 
 
 # Replies per UTC day -------------------------------------------------------------------------

@@ -64,6 +64,15 @@ async def tag_id(application_id: int, name: str) -> int | None:
     return None if row is None else int(row["id"])
 
 
+async def tag_named(application_id: int, name: str) -> TagRow | None:
+    """The application's tag named ``name``, with its counts."""
+    row = await select_one(
+        f"SELECT {columns('t', TAG_COLUMNS)} FROM tags t WHERE t.application_id = {{}} AND t.name = {{}}",
+        [application_id, name],
+    )
+    return None if row is None else tag_of(row)
+
+
 async def ensure_tags(application_id: int, colors: Mapping[str, str], now: datetime) -> list[TagRow]:
     """Create the tags (name -> colour) that do not exist yet, writing first; returns all of them."""
     names = list(colors)

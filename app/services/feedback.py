@@ -15,12 +15,13 @@ from app.repositories.attachments import AttachmentRow
 from app.repositories.replies import ReplyRow
 from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
-from app.services import counters
+from app.services import counters, inbox
 from app.services import sentiment as sentiment_analysis
 from app.services.applications import applications_for_recompute
 from app.services.attachments import attachments_of
 from app.services.submissions import Submission
 from app.services.tags import tags_of_threads
+from app.services.thread_filters import ThreadFilters
 from app.services.thread_writer import NewThread, write_thread
 from app.services.validation import MAX_ID
 
@@ -52,9 +53,20 @@ async def create_thread(application: ApplicationRow, submission: Submission) -> 
     return await write_thread(NewThread(application.id, submission, label))
 
 
-async def load_details(loaded: Sequence[ThreadRow]) -> list[ThreadDetails]:
+@dataclass
+class ThreadList:
+    """A filtered page of threads, how many match in all, and the next page's cursor."""
+
+    threads: list[ThreadDetails]
+    total: inbox.Total
+    next_before: int | None
+
+
+async def load_details(
+    loaded: Sequence[ThreadRow], tags: dict[int, list[TagRow]] | None = None
+) -> list[ThreadDetails]:
     """Load replies (with their agents), attachments and tags of many threads at once: three
-    statements whatever the number of threads."""
+    statements whatever the number of threads (two when their ``tags`` are given)."""
     details = {thread.id: ThreadDetails(thread) for thread in loaded}
     if not details:
         return []
@@ -69,7 +81,7 @@ async def load_details(loaded: Sequence[ThreadRow]) -> list[ThreadDetails]:
         if attachment.reply_id in thread_of_reply:
             owner = details[thread_of_reply[attachment.reply_id]]
             owner.reply_attachments.setdefault(attachment.reply_id, []).append(attachment)
-    for feedback_id, thread_tags in (await tags_of_threads(ids)).items():
+    for feedback_id, thread_tags in (tags if tags is not None else await tags_of_threads(ids)).items():
         details[feedback_id].tags = thread_tags
     return [details[thread.id] for thread in loaded]
 
@@ -94,6 +106,25 @@ async def list_threads(
     page = await threads.page_of_state(application.id, archived, limit, offset)
     total = application.archived_threads if archived else application.open_threads
     return await load_details(page), total
+
+
+async def filter_threads(
+    application: ApplicationRow, filters: ThreadFilters, limit: int = 50, offset: int = 0
+) -> ThreadList:
+    """A page of an application's threads matching the inbox's filters, newest first, through
+    the inbox's own search (:func:`app.services.inbox.search`), with their total
+    (:func:`app.services.inbox.count_threads`: exact, or a bounded count that says it is not)."""
+    if filters.plain():
+        listed, kept = await list_threads(application, filters.archived, limit, offset)
+        return ThreadList(listed, inbox.Total(kept), None)
+    check_page(limit, offset)
+    chosen = await inbox.selection(application, filters)
+    page = await inbox.search(application, filters, limit, offset, chosen)
+    counted = await inbox.count_threads(application, filters, chosen)
+    details = await load_details(
+        [row.thread for row in page.rows], {row.thread.id: row.tags for row in page.rows}
+    )
+    return ThreadList(details, counted, page.next_before)
 
 
 async def get_thread(application: ApplicationRow, feedback_id: int) -> ThreadRow:

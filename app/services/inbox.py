@@ -8,16 +8,18 @@ from typing import TypedDict
 from app.errors import ValidationError
 from app.models import SENTIMENTS
 from app.repositories.applications import ApplicationRow
-from app.repositories.inbox import ThreadQuery, newest
-from app.repositories.search import SCAN_CONDITION, contains_pattern
+from app.repositories.inbox import ThreadQuery, count_up_to, newest
+from app.repositories.search import contains_pattern
 from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
-from app.services import search
-from app.services.tags import find_tag_id, tags_of_threads
+from app.services import search as search_service
+from app.services.tags import find_tag, tags_of_threads
+from app.services.thread_filters import ThreadFilters
 
 PAGE_SIZE = 50
-MAX_PAGE_SIZE = 200
-MAX_QUERY_LENGTH = 200
+MAX_LIST_LIMIT = 500  # the management API's largest page
+# Counting stops after this many matches (see count_threads).
+MAX_COUNTED = 10_000
 
 
 class InboxFilters(TypedDict):
@@ -51,6 +53,15 @@ class InboxPage:
         return self.next_before is not None
 
 
+@dataclass(frozen=True)
+class Total:
+    """How many threads match: exact, or a lower bound when counting stopped (see
+    :func:`count_threads`)."""
+
+    count: int
+    exact: bool = True
+
+
 async def search_threads(
     application: ApplicationRow,
     archived: bool = False,
@@ -60,58 +71,134 @@ async def search_threads(
     before: int | None = None,
     limit: int = PAGE_SIZE,
 ) -> InboxPage:
-    """A page of an application's threads, newest first, matching every filter given.
+    """A page of the inbox: :func:`search` with the inbox page's filters."""
+    if sentiment is not None and sentiment not in SENTIMENTS:
+        raise ValidationError("Invalid sentiment")
+    filters = ThreadFilters(archived=archived, sentiment=sentiment, tag=tag, query=query, before=before)
+    return await search(application, filters, limit)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The statement of the threads matching every filter but the text and the cursor (None
+    when nothing can match: a tag the application does not have), and the tag, read once for a
+    page and its count."""
+
+    query: ThreadQuery | None
+    tag: TagRow | None = None
+
+
+async def selection(application: ApplicationRow, filters: ThreadFilters) -> Selection:
+    """The threads of an application matching every filter but the text and the cursor."""
+    query = ThreadQuery.of_state(application.id, filters.archived)
+    if filters.sentiment:
+        query = query.with_sentiment(filters.sentiment)
+    tag = None
+    if filters.tag:
+        tag = await find_tag(application.id, filters.tag)
+        if tag is None:
+            return Selection(None)
+        query = query.tagged(tag.id)
+    query = query.created(filters.since, filters.until)
+    if filters.replied is not None:
+        query = query.replied(filters.replied)
+    return Selection(query.nps_between(filters.nps_min, filters.nps_max), tag)
+
+
+async def search(
+    application: ApplicationRow,
+    filters: ThreadFilters,
+    limit: int = PAGE_SIZE,
+    offset: int = 0,
+    chosen: Selection | None = None,
+) -> InboxPage:
+    """A page of an application's threads, newest first, matching every filter given, after
+    skipping ``offset`` of them.
 
     Paging is by keyset (``id < before``), never by offset or count, so each page reads about
     ``limit`` rows of the (application_id, archived, id) or (application_id, archived,
     sentiment, id) index whatever the size of the inbox (``-id`` on PostgreSQL, see
     :func:`app.repositories.threads.newest_first`); with a tag, about as many of the tag's links
-    (:meth:`ThreadQuery.tagged`). The text search (the message, the sender's e-mail and name)
+    (:meth:`ThreadQuery.tagged`). The other filters (dates, replied, rating) are checked on the
+    rows read. The text search (the message, the sender's e-mail and name)
     goes through the trigram indexes of :mod:`app.services.search`; when it looked at only the
     newest matches, the page ends where it stopped and the cursor continues from there. The
-    page is read with its senders in one statement, and its tags with one more.
+    page is read with its senders in one statement, and its tags with one more. ``offset``
+    (the management API's paging) skips matches in the same order, so it costs what it skips.
     """
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise ValidationError("The limit field must be between 1 and %(max)d.", max=MAX_PAGE_SIZE)
-    if sentiment is not None and sentiment not in SENTIMENTS:
-        raise ValidationError("Invalid sentiment")
-    selection = ThreadQuery.of_state(application.id, archived)
-    if sentiment:
-        selection = selection.where("f.sentiment = {}", sentiment)
-    if tag:
-        tag_id = await find_tag_id(application.id, tag)
-        if tag_id is None:
-            return InboxPage([], None)
-        selection = selection.tagged(tag_id)
-    if before is not None:
-        selection = selection.ids("<", before)
-    text = query.strip()[:MAX_QUERY_LENGTH]
+    if not 1 <= limit <= MAX_LIST_LIMIT:
+        raise ValidationError("The limit field must be between 1 and %(max)d.", max=MAX_LIST_LIMIT)
+    found = (chosen or await selection(application, filters)).query
+    if found is None:
+        return InboxPage([], None)
+    selected = found if filters.before is None else found.ids("<", filters.before)
+    text = filters.text
     if not text:
-        return await _page(selection, limit)
-    pattern = contains_pattern(text)
-    scanned = selection.where(SCAN_CONDITION, pattern, pattern, pattern)
-    if not search.indexed(text):
-        return await _page(scanned, limit)
-    window = await search.scan_window_floor(application.id, archived, before)
+        return await _page(selected, limit, offset)
+    scanned = selected.containing(contains_pattern(text))
+    if not search_service.indexed(text):
+        return await _page(scanned, limit, offset)
+    window = await search_service.scan_window_floor(application.id, filters.archived, filters.before)
     if window is None:
-        return await _page(scanned, limit)
-    page = await _page(scanned.ids(">=", window), limit)
+        return await _page(scanned, limit, offset)
+    # The window's matches are the newest of the look-up's, so an offset counts the same in both.
+    page = await _page(scanned.ids(">=", window), limit, offset)
     if page.has_more:
         return page
-    candidates = await search.look_up(application.id, archived, text, before)
+    candidates = await search_service.look_up(application.id, filters.archived, text, filters.before)
     if candidates is None:
-        return await _page(scanned, limit)
+        return await _page(scanned, limit, offset)
     if not candidates.ids:
         return InboxPage([], candidates.floor)
-    return await _page(selection.among(candidates.ids), limit, candidates.floor)
+    return await _page(selected.among(candidates.ids), limit, offset, candidates.floor)
 
 
-async def _page(query: ThreadQuery, limit: int, floor: int | None = None) -> InboxPage:
-    """The newest ``limit`` threads of a query, their senders and tags, and the next cursor.
+async def count_threads(
+    application: ApplicationRow, filters: ThreadFilters, chosen: Selection | None = None
+) -> Total:
+    """How many threads match the filters (the cursor aside: it pages, it does not filter).
+
+    Exact from the counters kept on write without filters, or with a tag alone. Otherwise the
+    matches are counted up to MAX_COUNTED, so a count stops as soon as that many are found: a
+    common filter over a million threads costs what ten thousand rows cost, and a rare one at
+    most a scan of the state's threads (the page of a filter that matches too few threads
+    reads as much). Past MAX_COUNTED the total is that number and not exact. A text search is
+    counted through the same trigram look-up as the page: exact while it found every match,
+    else a lower bound.
+    """
+    if not filters.narrowed():
+        return Total(application.archived_threads if filters.archived else application.open_threads)
+    chosen = chosen or await selection(application, filters)
+    found = chosen.query
+    if found is None:
+        return Total(0)
+    if filters.only_tag() and chosen.tag is not None:
+        return Total(chosen.tag.archived_count if filters.archived else chosen.tag.open_count)
+    text = filters.text
+    if text and search_service.indexed(text):
+        candidates = await search_service.look_up(application.id, filters.archived, text, None)
+        if candidates is not None:
+            if not candidates.ids:
+                return Total(0, candidates.floor is None)
+            counted = await _count(found.among(candidates.ids))
+            return Total(counted.count, counted.exact and candidates.floor is None)
+    if text:
+        found = found.containing(contains_pattern(text))
+    return await _count(found)
+
+
+async def _count(query: ThreadQuery) -> Total:
+    found = await count_up_to(query, MAX_COUNTED + 1)
+    return Total(min(found, MAX_COUNTED), found <= MAX_COUNTED)
+
+
+async def _page(query: ThreadQuery, limit: int, offset: int = 0, floor: int | None = None) -> InboxPage:
+    """The newest ``limit`` threads of a query after ``offset``, their senders and tags, and
+    the next cursor.
 
     ``floor``: the search looked at no thread below it, so the next page starts there.
     """
-    found = await newest(query, limit + 1)
+    found = await newest(query, limit + 1, offset)
     page = found[:limit]
     tags = await tags_of_threads([thread.id for thread in page])
     next_before = page[-1].id if len(found) > limit else floor

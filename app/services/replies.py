@@ -127,16 +127,32 @@ async def _write_customer_reply(
 
 
 async def list_replies(
-    application: ApplicationRow, on_date: date | None, limit: int = 50, offset: int = 0
+    application: ApplicationRow,
+    on_date: date | None,
+    limit: int = 50,
+    offset: int = 0,
+    kind: str | None = None,
+    thread: ThreadRow | None = None,
 ) -> tuple[list[ReplyRow], int]:
-    """A page of an application's replies and notes, newest first, and how many match in all.
+    """A page of an application's replies and notes, newest first, and how many match in all;
+    ``kind`` keeps one type (reply or note), ``thread`` one thread's (look it up as the user,
+    with :func:`app.services.feedback.get_thread`).
 
     Each reply comes with its agent (``reply.user``) and its thread with the thread's sender
-    (``reply.feedback.member``), from one statement.
+    (``reply.feedback.member``), from one statement. The totals of all replies and of a day are
+    kept on write; a type or a thread is counted off an index that holds it.
     """
     check_page(limit, offset)
-    page = await replies.page(application.id, on_date, limit, offset)
-    total = application.reply_count if on_date is None else await replies.replies_on(application.id, on_date)
+    if kind is not None and kind not in REPLY_TYPES:
+        raise ValidationError("The type field must be reply or note.")
+    chosen = replies.ReplyFilter(on_date, kind, None if thread is None else thread.id)
+    page = await replies.page(application.id, chosen, limit, offset)
+    if kind is not None or thread is not None:
+        total = await replies.count_matching(application.id, chosen)
+    elif on_date is not None:
+        total = await replies.replies_on(application.id, on_date)
+    else:
+        total = application.reply_count
     return page, total
 
 

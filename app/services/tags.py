@@ -53,6 +53,11 @@ async def find_tag_id(application_id: int, name: str) -> int | None:
     return await tags.tag_id(application_id, normalize_tag(name))
 
 
+async def find_tag(application_id: int, name: str) -> TagRow | None:
+    """An application's tag named ``name`` (normalized) with its thread counts, None when it has none."""
+    return await tags.tag_named(application_id, normalize_tag(name))
+
+
 async def ensure_tags(application_id: int, names: Sequence[str]) -> list[TagRow]:
     """Create the tags that do not exist yet and return all of them (inside a transaction)."""
     return await tags.ensure_tags(

@@ -127,3 +127,35 @@ async def test_a_search_looks_words_up_in_the_trigram_indexes(backend):
         condition = "UPPER(CAST(f.message AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\'"
         sql = _inline(f"SELECT f.id FROM feedback f WHERE {condition}", ["%EXPORT%"])
         assert "feedback_message_search" in await _plan(sql, backend)
+
+
+async def _type_index(backend: str) -> str:
+    """The name of the replies' index by application and type (migration 0012)."""
+    connection = connections.get("default")
+    if backend == "sqlite":
+        sql = "SELECT name AS name, sql AS definition FROM sqlite_master WHERE tbl_name = 'replies'"
+    else:
+        sql = "SELECT indexname AS name, indexdef AS definition FROM pg_indexes WHERE tablename = 'replies'"
+    _, rows = await connection.execute_query(sql)
+    definitions = [(row["name"], (row["definition"] or "").replace('"', "")) for row in rows]
+    [name] = [name for name, text in definitions if "INDEX" in text and "type," in text]
+    return str(name)
+
+
+async def test_replies_of_one_type_are_read_in_order_and_counted_from_their_index(backend):
+    agent = await make_user(plan="team")
+    application = await make_application(agent)
+    thread = await make_thread(application)
+    for kind in ("reply", "note", "reply"):
+        await make_reply(agent, application, thread, f"A {kind}", type=kind)
+    chosen = replies.ReplyFilter(kind="note")
+    index = await _type_index(backend)
+
+    template, values = replies.page_statement(application.id, chosen, limit=50, offset=0)
+    page_plan = await _plan(_inline(template, values), backend)
+    conditions, condition_values = chosen.conditions()
+    count = "SELECT COUNT(*) FROM replies r WHERE r.application_id = {}" + conditions
+    count_plan = await _plan(_inline(count, [application.id, *condition_values]), backend)
+
+    assert "TEMP B-TREE" not in page_plan and "Sort" not in page_plan, page_plan
+    assert index in page_plan and index in count_plan, (index, page_plan, count_plan)

@@ -9,6 +9,7 @@ import pytest
 from app.errors import NotFound, ValidationError
 from app.models import Feedback
 from app.services.feedback import (
+    filter_threads,
     get_thread,
     get_thread_details,
     list_threads,
@@ -17,6 +18,8 @@ from app.services.feedback import (
     set_sentiment,
     update_thread,
 )
+from app.services.inbox import Total
+from app.services.thread_filters import ThreadFilters
 from tests.factories import application_row, make_application, make_reply, make_thread, make_user
 
 
@@ -103,3 +106,25 @@ async def test_an_unknown_sentiment_is_refused_and_nothing_changes(db):
         await update_thread(application, thread, archived=True, sentiment="furious")
 
     assert not (await Feedback.get(id=thread.id)).archived
+
+
+async def test_filter_threads_without_filters_is_the_plain_list(db):
+    application = await make_application(await make_user())
+    threads = [await make_thread(application) for _ in range(3)]
+
+    found = await filter_threads(await application_row(application.id), ThreadFilters(), limit=2)
+
+    assert [details.thread.id for details in found.threads] == [threads[2].id, threads[1].id]
+    assert found.total == Total(3) and found.next_before is None
+
+
+async def test_filter_threads_reads_the_inbox_filters_and_loads_the_details(db):
+    application = await make_application(await make_user())
+    wanted = await make_thread(application, nps=10, tags=["billing"])
+    await make_thread(application, nps=2)
+
+    found = await filter_threads(application, ThreadFilters(nps_min=9))
+
+    [details] = found.threads
+    assert details.thread.id == wanted.id and [tag.name for tag in details.tags] == ["billing"]
+    assert found.total == Total(1)

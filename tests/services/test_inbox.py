@@ -3,12 +3,18 @@ never show."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from app.db import atomic
 from app.errors import ValidationError
+from app.models import Feedback
+from app.services import inbox
 from app.services.feedback import set_archived
-from app.services.inbox import search_threads
-from tests.factories import make_application, make_thread, make_user
+from app.services.inbox import count_threads, search, search_threads
+from app.services.thread_filters import ThreadFilters
+from tests.factories import application_row, make_application, make_reply, make_thread, make_user
 
 
 def ids(page) -> list[int]:
@@ -86,3 +92,110 @@ async def test_bad_filters_are_refused(db, filters, message):
 
     with pytest.raises(ValidationError, match=message):
         await search_threads(application, **filters)
+
+
+# --- The filters of the management API (app.services.thread_filters), through the same search --
+
+
+async def created_at(thread, moment: datetime) -> None:
+    await atomic(lambda: Feedback.filter(id=thread.id).update(created_at=moment))
+
+
+async def found(application, **filters) -> list[int]:
+    return ids(await search(application, ThreadFilters(**filters)))
+
+
+@pytest.fixture
+async def application(db):
+    return await make_application(await make_user())
+
+
+async def test_since_keeps_threads_created_at_or_after_it(application):
+    old, edge, new = [await make_thread(application) for _ in range(3)]
+    await created_at(old, datetime(2026, 1, 1, 11, 59, 59, tzinfo=UTC))
+    await created_at(edge, datetime(2026, 1, 1, 12, tzinfo=UTC))
+    await created_at(new, datetime(2026, 1, 2, tzinfo=UTC))
+
+    assert await found(application, since=datetime(2026, 1, 1, 12, tzinfo=UTC)) == [new.id, edge.id]
+
+
+async def test_until_keeps_threads_created_before_it(application):
+    old, edge = await make_thread(application), await make_thread(application)
+    await created_at(old, datetime(2026, 1, 1, 11, 59, 59, 999999, tzinfo=UTC))
+    await created_at(edge, datetime(2026, 1, 1, 12, tzinfo=UTC))
+
+    assert await found(application, until=datetime(2026, 1, 1, 12, tzinfo=UTC)) == [old.id]
+
+
+async def test_replied_keeps_threads_an_agent_answered_publicly(db):
+    agent = await make_user(plan="team")
+    application = await make_application(agent)
+    answered, noted, silent = [await make_thread(application) for _ in range(3)]
+    await make_reply(agent, application, answered)
+    await make_reply(agent, application, noted, "internal", type="note")
+
+    assert await found(application, replied=True) == [answered.id]
+    assert await found(application, replied=False) == [silent.id, noted.id]
+
+
+async def test_nps_bounds_are_inclusive_and_unrated_threads_never_match(application):
+    low, mid, high = [await make_thread(application, nps=score) for score in (0, 7, 10)]
+    await make_thread(application)
+
+    assert await found(application, nps_min=7) == [high.id, mid.id]
+    assert await found(application, nps_max=7) == [mid.id, low.id]
+    assert await found(application, nps_min=7, nps_max=7) == [mid.id]
+
+
+async def test_every_filter_combines_with_the_text_search(application):
+    wanted = await make_thread(application, message="Refund please", nps=9, sentiment="negative")
+    await make_thread(application, message="Refund please", nps=3, sentiment="negative")
+    await make_thread(application, message="Nice app", nps=9, sentiment="negative")
+
+    assert await found(application, query="refund", nps_min=9, sentiment="negative") == [wanted.id]
+
+
+async def test_an_offset_skips_matches_newest_first(application):
+    threads = [await make_thread(application, sentiment="positive") for _ in range(4)]
+    await make_thread(application, sentiment="negative")
+
+    page = await search(application, ThreadFilters(sentiment="positive"), limit=2, offset=1)
+
+    assert ids(page) == [threads[2].id, threads[1].id]
+    assert page.next_before == threads[1].id
+
+
+async def test_count_is_exact_from_the_counters_without_filters(application):
+    for _ in range(3):
+        await make_thread(application, tags=["billing"])
+    application = await application_row(application.id)
+
+    assert await count_threads(application, ThreadFilters()) == inbox.Total(3)
+    assert await count_threads(application, ThreadFilters(tag="Billing", before=1)) == inbox.Total(3)
+    assert await count_threads(application, ThreadFilters(tag="nope")) == inbox.Total(0)
+
+
+async def test_count_with_filters_counts_every_match_not_only_a_page(application):
+    for score in (1, 9, 9, 10):
+        await make_thread(application, nps=score, message="Refund please")
+
+    assert await count_threads(application, ThreadFilters(nps_min=9)) == inbox.Total(3)
+    assert await count_threads(application, ThreadFilters(nps_min=9, query="refund")) == inbox.Total(3)
+    assert await count_threads(application, ThreadFilters(nps_min=9, query="zz")) == inbox.Total(0)
+
+
+async def test_count_stops_at_its_cap_and_says_it_is_not_exact(application, monkeypatch):
+    monkeypatch.setattr(inbox, "MAX_COUNTED", 2)
+    for _ in range(3):
+        await make_thread(application, sentiment="positive")
+
+    assert await count_threads(application, ThreadFilters(sentiment="positive")) == inbox.Total(2, False)
+
+
+async def test_filters_never_reach_another_applications_threads(application):
+    other = await make_application(await make_user())
+    await make_thread(other, nps=9, sentiment="negative", message="Refund")
+
+    filters = ThreadFilters(nps_min=0, sentiment="negative", query="refund", replied=False)
+    assert await found(application, nps_min=0, sentiment="negative", query="refund", replied=False) == []
+    assert await count_threads(application, filters) == inbox.Total(0)

@@ -113,3 +113,35 @@ async def test_the_replies_list_is_newest_first_with_the_days_total(db):
     assert [reply.id for reply in page] == [second.id, first.id]
     assert total == 2
     assert page[0].thread.id == thread.id and page[0].user is not None
+
+
+async def test_list_replies_of_one_type_counts_every_match(db):
+    agent = await make_user(plan="team")
+    application = await make_application(agent)
+    thread = await make_thread(application)
+    notes = [await make_reply(agent, application, thread, f"Note {n}", type="note") for n in range(3)]
+    await make_reply(agent, application, thread)
+
+    page, total = await list_replies(application, None, limit=2, kind="note")
+
+    assert [reply.id for reply in page] == [notes[2].id, notes[1].id]
+    assert total == 3
+
+
+async def test_list_replies_of_one_thread_leaves_the_others_out(db):
+    agent = await make_user()
+    application = await make_application(agent)
+    first, second = await make_thread(application), await make_thread(application)
+    wanted = await make_reply(agent, application, first)
+    await make_reply(agent, application, second)
+
+    page, total = await list_replies(application, None, thread=first)
+
+    assert [reply.id for reply in page] == [wanted.id] and total == 1
+
+
+async def test_list_replies_refuses_an_unknown_type(db):
+    application = await make_application(await make_user())
+
+    with pytest.raises(ValidationError, match="The type field must be reply or note"):
+        await list_replies(application, None, kind="comment")
