@@ -4,16 +4,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 HTMX := app/static/vendor/htmx.min.js
+SWAGGER := app/static/vendor/swagger-ui-bundle.js
 
 .PHONY: setup run test lint format migration messages clean browser screenshots bench bench-ab wrk
 
-setup: $(STAMP) $(HTMX)
+setup: $(STAMP) $(HTMX) $(SWAGGER)
 
 # htmx comes from its npm package, pinned in package-lock.json; the copy is not committed.
 $(HTMX): package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	mkdir -p app/static/vendor
 	cp node_modules/htmx.org/dist/htmx.min.js $@
+
+# The API reference page (/docs) shows /openapi.json with Swagger UI, from its npm package too.
+$(SWAGGER): $(HTMX)
+	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js node_modules/swagger-ui-dist/swagger-ui.css app/static/vendor/
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

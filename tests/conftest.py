@@ -32,6 +32,7 @@ from app.services.applications import forget_capture_cache
 from app.services.thread_writer import known_tags
 from app.workers import background_worker
 from tests.factories import Api, make_application, make_token, make_user
+from tests.openapi_check import CheckedClient
 from tests.smtp_relay import Relay
 
 pytest_plugins = ["tests.mail_fixtures"]
@@ -160,8 +161,15 @@ async def app(settings: Settings) -> AsyncIterator[Quart]:
 
 
 @pytest.fixture
-def client(app: Quart) -> TestClientProtocol:
-    return app.test_client()
+def client(app: Quart) -> Iterator[TestClientProtocol]:
+    """The test client; every answer from an address of the API document must match it."""
+    app.test_client_class = CheckedClient
+    checked = app.test_client()
+    assert isinstance(checked, CheckedClient)
+    yield checked
+    assert not checked.violations.found, "answers that break /openapi.json:\n" + "\n".join(
+        checked.violations.found
+    )
 
 
 @pytest.fixture

@@ -14,20 +14,19 @@ from werkzeug.exceptions import NotFound as RouteNotFound
 
 from app.config import Settings
 from app.errors import NotFound
+from app.views import docs
 from app.views.assets import Assets, build_blueprint
 from app.views.rendering import mailto_url, render_template
 from app.views.security import (
-    CONTENT_SECURITY_POLICY,
     SESSION_LIFETIME,
     UNSAFE_METHODS,
     check_csrf,
     csrf_token,
+    harden,
     load_agent,
 )
 
 PREFIX = "/app"
-# Browsers that once saw a page over https keep to https for a year (subdomains too).
-STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
 
 
 def register_views(app: Quart, settings: Settings) -> None:
@@ -81,18 +80,11 @@ def register_views(app: Quart, settings: Settings) -> None:
         return Response(error.name, status=404, mimetype="text/plain")
 
     @views.after_request
-    async def harden(response: Response) -> Response:
-        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        if settings.is_secure:
-            response.headers.setdefault("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY)
-        if response.mimetype == "text/html":
-            response.headers.setdefault("Cache-Control", "no-store")
-        return response
+    async def harden_page(response: Response) -> Response:
+        return harden(response, settings.is_secure)
 
     app.register_blueprint(views)
+    app.register_blueprint(docs.build_blueprint(settings))
 
     @app.context_processor
     async def page_globals() -> dict[str, object]:

@@ -1,0 +1,264 @@
+"""The capture API (seed §4.2) and the other addresses Earful serves outside the web app: the
+widget's script, the e-mail intake's HTTP endpoint, avatars, attachments and logos."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.i18n import LANGUAGES, N_
+from app.openapi.responses import path_id, query, text, translated
+from app.openapi.schemas import SENTIMENT, Schema
+from app.services.attachments import MAX_ATTACHMENT_ID
+
+Operation = dict[str, Any]
+
+CAPTURE_KEY_NOTE = (
+    "The application key goes in the `key` query parameter (any of the application's platform "
+    "keys). Every answer carries `Access-Control-Allow-Origin: *`, and an `OPTIONS` preflight "
+    "to the same path answers 204. Answers are in the submitted `language`."
+)
+APPLICATION_ID = path_id("application_id", "The application's id.")
+LANGUAGE = query(
+    "language",
+    {"type": "string", "enum": list(LANGUAGES)},
+    "Language of the answer's text (submit also reads it from the body); English by default.",
+)
+NOT_AUTHORIZED = translated("The key is missing or wrong.", N_("Not authorized"))
+TOO_LARGE = translated("The request is over the size limit.", N_("Request too large"), N_("File too large"))
+
+SUBMISSION: Schema = {
+    "type": "object",
+    "required": ["email", "message"],
+    "properties": {
+        "email": {"type": "string", "description": "The sender's address; required and valid."},
+        "message": {
+            "type": "string",
+            "minLength": 3,
+            "maxLength": 20000,
+            "description": "At least 3 characters after trimming white space.",
+        },
+        "name": {"type": "string", "maxLength": 200},
+        "ip": {"type": "string", "description": "The end user's IP address, when a server posts for them."},
+        "sentiment": {**SENTIMENT, "description": "Skips the automatic analysis."},
+        "url": {"type": "string", "maxLength": 2048, "description": "The page the feedback comes from."},
+        "tags": {
+            "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}],
+            "description": "A list, a JSON-encoded list or a comma-separated string of tag names.",
+        },
+        "properties": {
+            "description": "Extra metadata: a JSON value, or a JSON-encoded string of one.",
+        },
+        "attachments": {
+            "type": "array",
+            "items": {"type": "integer"},
+            "description": "Ids from the upload endpoint, of this application, not yet used.",
+        },
+        "nps": {"type": "integer", "minimum": 0, "maximum": 10},
+        "language": {"type": "string", "enum": list(LANGUAGES), "description": "Language of the answer."},
+    },
+}
+SUBMISSION_FORM: Schema = {
+    "type": "object",
+    "required": ["email", "message"],
+    "properties": {
+        name: {"type": "string", **({"description": field["description"]} if "description" in field else {})}
+        for name, field in SUBMISSION["properties"].items()
+    },
+}
+
+
+def capture(operation_id: str, summary: str, responses: dict[int, Any], **extra: Any) -> Operation:
+    return {
+        "operationId": operation_id,
+        "summary": summary,
+        "description": CAPTURE_KEY_NOTE,
+        "tags": ["Capture API"],
+        "security": [{"captureKey": []}],
+        "parameters": [APPLICATION_ID, LANGUAGE],
+        "responses": {**responses, 403: NOT_AUTHORIZED},
+        **extra,
+    }
+
+
+def capture_paths() -> dict[str, dict[str, Operation]]:
+    return {
+        "/applications/{application_id}/open": {
+            "post": capture(
+                "openForm",
+                "Count that the feedback form was shown",
+                {
+                    201: translated("Counted.", N_("OK")),
+                    404: translated("Unknown application.", N_("Invalid application")),
+                },
+            )
+        },
+        "/applications/{application_id}/upload": {
+            "post": capture(
+                "uploadAttachments",
+                "Upload files to attach to a later submit",
+                {
+                    201: {
+                        "description": "The new attachments' ids, in the order of the files.",
+                        "content": {
+                            "application/json": {"schema": {"type": "array", "items": {"type": "integer"}}}
+                        },
+                    },
+                    400: translated(
+                        "Uploads are off for the application, or no file was sent.",
+                        N_("Uploads not enabled"),
+                        N_("No files found"),
+                    ),
+                    404: translated("Unknown application.", N_("Invalid application")),
+                    413: TOO_LARGE,
+                },
+                requestBody={
+                    "required": True,
+                    "content": {
+                        "multipart/form-data": {
+                            "schema": {
+                                "type": "object",
+                                "minProperties": 1,
+                                "additionalProperties": {"type": "string", "format": "binary"},
+                                "description": "Any number of file fields, whatever their names.",
+                            }
+                        }
+                    },
+                },
+            )
+        },
+        "/applications/{application_id}/submit": {
+            "post": capture(
+                "submitFeedback",
+                "Submit feedback: creates a thread",
+                {
+                    201: translated("The thread was created.", N_("Feedback sent!")),
+                    400: translated(
+                        "A field is missing or invalid.",
+                        N_("Your email address is required"),
+                        N_("Invalid email address"),
+                        N_("Your message is required"),
+                        N_("Your message is too short"),
+                        exact=False,
+                    ),
+                    404: translated("Unknown application.", N_("Application not found")),
+                    413: TOO_LARGE,
+                },
+                requestBody={
+                    "required": True,
+                    "description": "JSON (also accepted when labelled text/plain, as widgets send it to "
+                    "spare the CORS preflight), or a form with the same fields as strings.",
+                    "content": {
+                        "application/json": {"schema": SUBMISSION},
+                        "application/x-www-form-urlencoded": {"schema": SUBMISSION_FORM},
+                        "multipart/form-data": {"schema": SUBMISSION_FORM},
+                    },
+                },
+            )
+        },
+    }
+
+
+def file(operation_id: str, summary: str, media: str, parameters: list[dict[str, Any]]) -> Operation:
+    return {
+        "operationId": operation_id,
+        "summary": summary,
+        "tags": ["Files"],
+        "security": [],
+        "parameters": parameters,
+        "responses": {
+            200: {
+                "description": "The file.",
+                "content": {media: {"schema": {"type": "string", "format": "binary"}}},
+            },
+            404: text("No such file.", "Not found"),
+        },
+    }
+
+
+def path_text(name: str, description: str, pattern: str | None = None) -> dict[str, Any]:
+    schema: Schema = {"type": "string", "minLength": 1}
+    if pattern:
+        schema["pattern"] = pattern
+    return {"name": name, "in": "path", "required": True, "schema": schema, "description": description}
+
+
+def other_paths() -> dict[str, dict[str, Operation]]:
+    return {
+        "/widget.js": {
+            "get": {
+                "operationId": "getWidgetScript",
+                "summary": "The embeddable feedback widget",
+                "tags": ["Widget"],
+                "security": [],
+                "responses": {
+                    200: {
+                        "description": "The script; cached 5 minutes and revalidated with its ETag.",
+                        "content": {"application/javascript": {"schema": {"type": "string"}}},
+                    },
+                    304: {"description": "Unchanged since the ETag sent in If-None-Match."},
+                },
+            }
+        },
+        "/inbound/email": {
+            "post": {
+                "operationId": "receiveEmail",
+                "summary": "Take one raw e-mail from the deployment's mail server",
+                "description": "Authorized by `EARFUL_INBOUND_SECRET` as a bearer token; the whole "
+                "endpoint answers 404 while no secret is configured. Envelope recipients go in "
+                "`X-Earful-Recipient` headers, else the message's own headers are read.",
+                "tags": ["E-mail intake"],
+                "security": [{"inboundSecret": []}],
+                "requestBody": {
+                    "required": True,
+                    "description": "The raw RFC 5322 message, whatever its Content-Type "
+                    "(`message/rfc822`, `application/octet-stream`...).",
+                    "content": {
+                        "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+                    },
+                },
+                "responses": {
+                    202: text("Stored as a thread or a reply.", "Accepted"),
+                    400: text("Empty or unreadable message.", examples=("Empty message",)),
+                    403: text("Wrong secret.", "Forbidden"),
+                    404: text(
+                        "No secret configured, or no application has this address.", examples=("Not Found",)
+                    ),
+                    413: text("The message is over the size limit.", "Request Entity Too Large"),
+                },
+            }
+        },
+        "/avatars/{digest}.svg": {
+            "get": file(
+                "getAvatar",
+                "A sender's avatar (initials on a colour derived from the address)",
+                "image/svg+xml",
+                [
+                    path_text("digest", "Hex digest naming the colour.", "^[0-9a-f]{1,64}$"),
+                    query("i", {"type": "string"}, "The initials to draw."),
+                ],
+            )
+        },
+        "/files/attachments/{attachment_id}/{token}/{name}": {
+            "get": file(
+                "getAttachment",
+                "An attachment, by its capability address",
+                "*/*",
+                [
+                    path_id("attachment_id", "The attachment's id.", MAX_ATTACHMENT_ID),
+                    path_text("token", "The unguessable part of the address."),
+                    path_text("name", "The file's name (may hold slashes)."),
+                ],
+            )
+        },
+        "/files/logos/{application_id}/{name}": {
+            "get": file(
+                "getLogo",
+                "An application's logo",
+                "image/*",
+                [
+                    path_id("application_id", "The application's id."),
+                    path_text("name", "The logo's file name."),
+                ],
+            )
+        },
+    }

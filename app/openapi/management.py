@@ -1,0 +1,348 @@
+"""The management API's operations (seed §4.1 and what Earful adds), as OpenAPI path items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.openapi.responses import (
+    INSUFFICIENT_SCOPE,
+    UNAUTHENTICATED,
+    json_data,
+    path_id,
+    query,
+    text,
+)
+from app.openapi.schemas import SENTIMENT, Schema, list_of, ref
+from app.services.organizations import OWNERS_ONLY
+
+Operation = dict[str, Any]
+
+APPLICATION_ID = path_id("application_id", "The application's id.")
+FEEDBACK_ID = path_id("feedback_id", "The thread's id.")
+ORGANIZATION_ID = path_id("organization_id", "The organization's id.")
+
+INVALID_APPLICATION = text("No application with this id that the user may see.", "Invalid application")
+INVALID_FEEDBACK = text(
+    "No application, or no thread of it, with these ids.", "Invalid application", "Invalid feedback"
+)
+BOOLEAN_TEXT: Schema = {"type": "string", "enum": ["true", "false", "1", "0"]}
+LIMIT = query(
+    "limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}, "At most this many items."
+)
+OFFSET = query(
+    "offset", {"type": "integer", "minimum": 0, "maximum": 2**31 - 1, "default": 0}, "Skip this many items."
+)
+
+
+def operation(
+    operation_id: str,
+    summary: str,
+    scope: str,
+    responses: dict[int, Any],
+    parameters: tuple[dict[str, Any], ...] = (),
+    description: str = "",
+    **extra: Any,
+) -> Operation:
+    """A bearer-token operation; the 401 and 403 every one of them can answer are added."""
+    result: Operation = {
+        "operationId": operation_id,
+        "summary": summary,
+        "description": (description + "\n\n" if description else "") + f"Scope: `{scope}`.",
+        "tags": ["Management API"],
+        "security": [{"bearer": [scope]}],
+        "responses": {
+            **responses,
+            401: UNAUTHENTICATED,
+            403: responses.get(403, INSUFFICIENT_SCOPE),
+        },
+    }
+    if parameters:
+        result["parameters"] = list(parameters)
+    result.update(extra)
+    return result
+
+
+def validation(*examples: str) -> dict[str, Any]:
+    return text(
+        "The input breaks a rule; the text names the field and the rule, in the seed's style.",
+        examples=examples,
+    )
+
+
+APPLICATION_FIELDS: Schema = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 200, "description": "Required on create."},
+        "url": {"type": "string", "description": "An http(s) URL; empty clears it."},
+        "organization_id": {
+            "type": "string",
+            "pattern": "^[0-9]*$",
+            "description": "An organization the user belongs to; empty for none.",
+        },
+        "uploads_enabled": {**BOOLEAN_TEXT, "description": "Default true."},
+        "target_average_first_reply_time": {
+            "type": "string",
+            "pattern": "^[0-9]+$",
+            "description": "Seconds; default 86400.",
+        },
+    },
+}
+APPLICATION_BODY: dict[str, Any] = {
+    "description": "Form fields (urlencoded or multipart, multipart to send a `logo`), or the same as JSON. "
+    "An update is partial: fields not sent keep their value.",
+    "required": False,
+    "content": {
+        "application/x-www-form-urlencoded": {"schema": APPLICATION_FIELDS},
+        "multipart/form-data": {
+            "schema": {
+                **APPLICATION_FIELDS,
+                "properties": {
+                    **APPLICATION_FIELDS["properties"],
+                    "logo": {
+                        "type": "string",
+                        "format": "binary",
+                        "description": "PNG, JPEG, GIF or WebP, at most 2048 KB.",
+                    },
+                },
+            }
+        },
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "maxLength": 200},
+                    "url": {"type": ["string", "null"]},
+                    "organization_id": {"type": ["integer", "null"]},
+                    "uploads_enabled": {"type": "boolean"},
+                    "target_average_first_reply_time": {"type": "integer", "minimum": 0},
+                },
+            }
+        },
+    },
+}
+CREATE_APPLICATION_BODY = {
+    **APPLICATION_BODY,
+    "required": True,
+    "content": {
+        media: {"schema": {**content["schema"], "required": ["name"]}}
+        for media, content in APPLICATION_BODY["content"].items()
+    },
+}
+APPLICATION_ERRORS = {
+    400: validation(
+        "The name field is required.",
+        "The url field must be a valid URL.",
+        "The logo field must be an image (PNG, JPEG, GIF or WebP).",
+    ),
+    403: text(
+        "The token lacks the scope, or only an owner of the organization may do this.",
+        "Insufficient scope",
+        OWNERS_ONLY,
+    ),
+    404: text(
+        "An unknown application, or an organization the user does not belong to.",
+        "Invalid application",
+        "Invalid organization",
+    ),
+}
+REPLY_BODY = {
+    "required": True,
+    "description": "JSON (a form with the same fields is accepted too).",
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["message"],
+                "properties": {
+                    "message": {"type": "string", "description": "Sent as the authenticated user."},
+                    "type": {"type": "string", "enum": ["reply", "note"], "default": "reply"},
+                },
+            }
+        }
+    },
+}
+THREAD_CHANGE_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "archived": {"type": "boolean", "description": "true archives, false unarchives."},
+                    "sentiment": {**SENTIMENT, "description": "An agent's correction (added by Earful)."},
+                },
+            }
+        }
+    },
+}
+
+
+def management_paths() -> dict[str, dict[str, Operation]]:
+    thread = ref("Thread")
+    return {
+        "/users/me": {
+            "get": operation(
+                "getCurrentUser", "The authenticated user", "read", {200: json_data("The user.", ref("User"))}
+            )
+        },
+        "/organizations": {
+            "get": operation(
+                "listOrganizations",
+                "Organizations the user belongs to",
+                "read",
+                {200: json_data("The organizations.", list_of("Organization"))},
+            )
+        },
+        "/organizations/{organization_id}": {
+            "get": operation(
+                "getOrganization",
+                "One organization of the user",
+                "read",
+                {
+                    200: json_data("The organization.", ref("Organization")),
+                    404: text("Unknown, or the user is not a member.", "Invalid organization"),
+                },
+                (ORGANIZATION_ID,),
+            )
+        },
+        "/applications": {
+            "get": operation(
+                "listApplications",
+                "Applications the user can see",
+                "read",
+                {
+                    200: json_data(
+                        "Own applications and those of the user's organizations.", list_of("Application")
+                    )
+                },
+            ),
+            "post": operation(
+                "createApplication",
+                "Create an application",
+                "write",
+                {200: json_data("The new application.", ref("Application")), **APPLICATION_ERRORS},
+                requestBody=CREATE_APPLICATION_BODY,
+            ),
+        },
+        "/applications/{application_id}": {
+            "get": operation(
+                "getApplication",
+                "One application",
+                "read",
+                {200: json_data("The application.", ref("Application")), 404: INVALID_APPLICATION},
+                (APPLICATION_ID,),
+            ),
+            **{
+                method: operation(
+                    f"{verb}Application",
+                    "Update an application" + (" (same as POST)" if method == "put" else ""),
+                    "write",
+                    {200: json_data("The updated application.", ref("Application")), **APPLICATION_ERRORS},
+                    (APPLICATION_ID,),
+                    requestBody=APPLICATION_BODY,
+                )
+                for method, verb in (("post", "update"), ("put", "replace"))
+            },
+        },
+        "/applications/{application_id}/tags": {
+            "get": operation(
+                "listTags",
+                "The application's tags with their counts",
+                "read",
+                {200: json_data("The tags, by name.", list_of("Tag")), 404: INVALID_APPLICATION},
+                (APPLICATION_ID,),
+            )
+        },
+        "/applications/{application_id}/feedback": {
+            "get": operation(
+                "listFeedback",
+                "The application's threads, newest first",
+                "read",
+                {
+                    200: json_data("A page of threads.", list_of("Thread"), paginated=True),
+                    400: validation(
+                        "The archived field must be true or false.", "The limit field must be at least 1."
+                    ),
+                    404: INVALID_APPLICATION,
+                },
+                (
+                    APPLICATION_ID,
+                    query(
+                        "archived",
+                        BOOLEAN_TEXT,
+                        "`true` or `1`: the archived threads; else those not archived.",
+                    ),
+                    LIMIT,
+                    OFFSET,
+                ),
+            )
+        },
+        "/applications/{application_id}/feedback/{feedback_id}": {
+            "get": operation(
+                "getFeedback",
+                "One thread with its replies",
+                "read",
+                {200: json_data("The thread.", thread), 404: INVALID_FEEDBACK},
+                (APPLICATION_ID, FEEDBACK_ID),
+            ),
+            "patch": operation(
+                "updateFeedback",
+                "Archive, unarchive or correct the sentiment of a thread",
+                "write",
+                {
+                    200: json_data("The updated thread.", thread),
+                    400: validation(
+                        "Nothing sent to update",
+                        "The archived field must be true or false.",
+                        "The selected sentiment is invalid.",
+                    ),
+                    404: INVALID_FEEDBACK,
+                    500: text("The change could not be saved.", "Could not update feedback"),
+                },
+                (APPLICATION_ID, FEEDBACK_ID),
+                requestBody=THREAD_CHANGE_BODY,
+            ),
+        },
+        "/applications/{application_id}/feedback/{feedback_id}/replies": {
+            "post": operation(
+                "createReply",
+                "Reply to a thread, or add an internal note",
+                "write",
+                {
+                    200: json_data("The thread with the new reply.", thread),
+                    400: validation("The message field is required.", "The selected type is invalid."),
+                    403: text(
+                        "The token lacks the scope, or the plan has no internal notes.",
+                        "Insufficient scope",
+                        "Your plan does not include internal notes",
+                    ),
+                    404: INVALID_FEEDBACK,
+                },
+                (APPLICATION_ID, FEEDBACK_ID),
+                description="A public reply is e-mailed to the sender; a note is seen by agents only.",
+                requestBody=REPLY_BODY,
+            )
+        },
+        "/applications/{application_id}/replies": {
+            "get": operation(
+                "listReplies",
+                "The application's replies and notes, newest first",
+                "read",
+                {
+                    200: json_data("A page of replies.", list_of("ListedReply"), paginated=True),
+                    400: validation("The date field must match the format Y-m-d."),
+                    404: INVALID_APPLICATION,
+                },
+                (
+                    APPLICATION_ID,
+                    query(
+                        "date",
+                        {"type": "string", "format": "date"},
+                        "Only replies created on this UTC date (Y-m-d).",
+                    ),
+                    LIMIT,
+                    OFFSET,
+                ),
+            )
+        },
+    }

@@ -1,0 +1,233 @@
+"""JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of the resources the APIs answer with.
+
+Each mirrors a function of :mod:`app.api.serializers`; ``tests/api/test_openapi_conformance.py``
+validates the suite's own answers against them, so a field added there without being added
+here fails a test. Fields are required when the serializer always writes them (it does, for
+every field), and no schema allows extra properties, so a client generated from the document
+sees every field and nothing it does not know.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.models import PLATFORMS, SENTIMENTS
+
+Schema = dict[str, Any]
+
+TIMESTAMP: Schema = {"type": "integer", "description": "Seconds since the Unix epoch (UTC)."}
+ID: Schema = {"type": "integer", "minimum": 1}
+URL: Schema = {"type": "string", "format": "uri"}
+
+
+def ref(name: str) -> Schema:
+    """A reference to one of :data:`COMPONENTS`."""
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def nullable(schema: Schema) -> Schema:
+    """``schema`` or null (OpenAPI 3.1 spells it with a type list)."""
+    if "$ref" in schema:
+        return {"anyOf": [schema, {"type": "null"}]}
+    return {**schema, "type": [schema["type"], "null"]}
+
+
+def closed(properties: dict[str, Schema], description: str = "") -> Schema:
+    """An object with exactly these properties, all of them always present."""
+    schema: Schema = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    if description:
+        schema["description"] = description
+    return schema
+
+
+SENTIMENT: Schema = {"type": "string", "enum": list(SENTIMENTS)}
+
+USER = closed(
+    {"id": ID, "email": {"type": "string"}, "name": {"type": "string"}}, "An Earful user (an agent)."
+)
+
+ORGANIZATION = closed(
+    {
+        "id": ID,
+        "name": {"type": "string"},
+        "created_at": TIMESTAMP,
+        "updated_at": TIMESTAMP,
+        "role": {
+            "type": "string",
+            "enum": ["owner", "agent"],
+            "description": "The authenticated user's role in the organization (added by Earful).",
+        },
+    }
+)
+
+APPLICATION_KEYS = closed(
+    {
+        **{
+            platform: {"type": "string", "description": f"Capture API key for the {platform} platform."}
+            for platform in PLATFORMS
+        },
+        "email": {
+            "type": "string",
+            "description": "E-mail intake address: feedback-<application_id>-<random>@<intake_domain>.",
+        },
+    }
+)
+
+APPLICATION = closed(
+    {
+        "id": ID,
+        "organization_id": nullable({**ID, "description": "Owning organization; null when none."}),
+        "name": {"type": "string"},
+        "url": nullable({"type": "string"}),
+        "logo": nullable({**URL, "description": "Address of the logo image (added by Earful)."}),
+        "average_first_reply_time": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Mean seconds to the first public agent reply, over threads with one; 0 if none.",
+        },
+        "target_average_first_reply_time": {"type": "integer", "minimum": 0, "description": "Seconds."},
+        "uploads_enabled": {"type": "boolean", "description": "Whether the capture API accepts uploads."},
+        "keys": ref("ApplicationKeys"),
+        "created_at": TIMESTAMP,
+        "updated_at": TIMESTAMP,
+    }
+)
+
+ATTACHMENT = closed(
+    {
+        "id": ID,
+        "name": {"type": "string"},
+        "mime_type": {"type": "string"},
+        "size": {"type": "integer", "minimum": 0, "description": "Bytes."},
+        "url": {**URL, "description": "Unguessable capability address of the file."},
+    }
+)
+
+MEMBER = closed(
+    {
+        "id": ID,
+        "email": {"type": "string"},
+        "name": {"type": "string"},
+        "created_at": TIMESTAMP,
+        "updated_at": TIMESTAMP,
+    },
+    "The sender of a thread.",
+)
+
+_REPLY_FIELDS: dict[str, Schema] = {
+    "id": ID,
+    "type": {"type": "string", "enum": ["reply", "note"], "description": "`note`: internal, agents only."},
+    "message": {"type": "string"},
+    "email": {"type": "string"},
+    "avatar": URL,
+    "attachments": {"type": "array", "items": ref("Attachment")},
+    "user": nullable(ref("User")),
+    "reply_from_agent": {"type": "boolean", "description": "False for the customer's answers (by e-mail)."},
+    "created_at": TIMESTAMP,
+}
+
+REPLY = closed(_REPLY_FIELDS, "A reply inside a thread; `user` is null for the customer's answers.")
+
+THREAD_SUMMARY = closed(
+    {
+        "id": ID,
+        "email": {"type": "string"},
+        "message": {"type": "string", "description": "At most 200 characters, shortened with an ellipsis."},
+        "sentiment": SENTIMENT,
+        "archived": {"type": "boolean"},
+        "created_at": TIMESTAMP,
+        "updated_at": TIMESTAMP,
+    }
+)
+
+LISTED_REPLY = closed(
+    {**_REPLY_FIELDS, "feedback_id": ID, "feedback": ref("ThreadSummary")},
+    "A reply as the application replies list shows it.",
+)
+
+THREAD = closed(
+    {
+        "id": ID,
+        "application_id": ID,
+        "email": {"type": "string", "description": "The sender's address."},
+        "name": {"type": "string", "description": "The sender's name; may be empty."},
+        "avatar": URL,
+        "message": {"type": "string"},
+        "permalink": {**URL, "description": "The thread's page in the agent web app."},
+        "sentiment": SENTIMENT,
+        "member": ref("Member"),
+        "attachments": {"type": "array", "items": ref("Attachment")},
+        "is_anonymous": {"type": "boolean"},
+        "can_reply": {"type": "boolean"},
+        "archived": {"type": "boolean"},
+        "first_reply_time": nullable(
+            {"type": "integer", "description": "Seconds from creation to the first public agent reply."}
+        ),
+        "last_reply_time": TIMESTAMP,
+        "ip_address": {"type": "string"},
+        "user_agent": {"type": "string"},
+        "properties": {
+            "anyOf": [{"type": "object", "additionalProperties": True}, {"type": "array", "items": {}}],
+            "description": "The JSON value submitted as `properties`; `[]` when none was.",
+        },
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "nps": nullable({"type": "integer", "minimum": 0, "maximum": 10}),
+        "url": nullable({"type": "string"}),
+        "language": {"type": "string"},
+        "created_at": TIMESTAMP,
+        "updated_at": TIMESTAMP,
+        "replies": {"type": "array", "items": ref("Reply")},
+    },
+    "A feedback thread, oldest reply first.",
+)
+
+TAG = closed(
+    {
+        "id": ID,
+        "name": {"type": "string"},
+        "color": {"type": "string", "pattern": "^#[0-9a-fA-F]{6}$"},
+        "feedback_count": {"type": "integer", "minimum": 0, "description": "Threads not archived."},
+        "archived_feedback_count": {"type": "integer", "minimum": 0},
+        "total_feedback_count": {"type": "integer", "minimum": 0},
+    }
+)
+
+PAGINATION = closed(
+    {
+        "total": {"type": "integer", "minimum": 0, "description": "Every match, not only this page."},
+        "limit": {"type": "integer", "minimum": 1},
+        "offset": {"type": "integer", "minimum": 0},
+    }
+)
+
+COMPONENTS: dict[str, Schema] = {
+    "User": USER,
+    "Organization": ORGANIZATION,
+    "ApplicationKeys": APPLICATION_KEYS,
+    "Application": APPLICATION,
+    "Attachment": ATTACHMENT,
+    "Member": MEMBER,
+    "Reply": REPLY,
+    "ThreadSummary": THREAD_SUMMARY,
+    "ListedReply": LISTED_REPLY,
+    "Thread": THREAD,
+    "Tag": TAG,
+    "Pagination": PAGINATION,
+}
+
+
+def envelope(schema: Schema, paginated: bool = False) -> Schema:
+    """The management API's ``{"data": ...}`` wrapper, with ``pagination`` on the lists that page."""
+    properties: dict[str, Schema] = {"data": schema}
+    if paginated:
+        properties["pagination"] = ref("Pagination")
+    return closed(properties)
+
+
+def list_of(name: str) -> Schema:
+    return {"type": "array", "items": ref(name)}

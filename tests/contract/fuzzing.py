@@ -1,0 +1,173 @@
+"""Schemathesis against a live ``earful serve``: no server error, every answer as /openapi.json says.
+
+The server runs with real data in place (a team-plan agent, an application with tagged threads,
+a reply, a note, an attachment, an archived thread), and the fuzzer gets the token, the capture
+key and the inbound secret, and the ids of that data besides random ones, so generated requests
+reach real threads as well as unknown ids.
+
+    python -m tests.contract.fuzzing                       # SQLite, the seed of schemathesis.toml
+    python -m tests.contract.fuzzing --seed random         # a new seed each run (printed)
+    python -m tests.contract.fuzzing --database-url postgres://postgres@127.0.0.1:5432/postgres
+
+With a PostgreSQL URL it works in a throwaway database of that server. ``make fuzz`` runs it on
+SQLite and, when ``EARFUL_TEST_POSTGRES_URL`` is set, on PostgreSQL; CI runs it with the fixed seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.browser.live import LiveSite, live_site
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "schemathesis.toml"
+ST = Path(sys.executable).parent / "st"
+INBOUND_SECRET = "fuzzing-inbound-secret-0123456789"
+PASSWORD = "fuzzing-password-123"
+
+
+def seed_data(site: LiveSite) -> dict[str, Any]:
+    """Put the data in place through the CLI and the APIs; returns what the fuzzer is given."""
+    token = site.create_agent("fuzz@example.com", "Fuzz Agent", PASSWORD, plan="team")
+    application = site.create_application(token, name="Fuzzed", url="https://fuzzed.example")
+    attachment = site.upload(application, "notes.txt", b"fuzzing attachment\n", "text/plain")
+    for number, sentiment in enumerate(("positive", "negative", "neutral")):
+        site.submit(
+            application,
+            email=f"customer{number}@example.com",
+            name=f"Customer {number}",
+            message=f"Feedback number {number} about the export button",
+            sentiment=sentiment,
+            tags=["billing", "export"][: number + 1],
+            properties={"plan": "pro", "seats": number},
+            nps=number * 4,
+            attachments=[attachment] if number == 0 else [],
+        )
+    threads = site.api_get(token, f"/applications/{application['id']}/feedback")["data"]
+    newest, oldest = threads[0]["id"], threads[-1]["id"]
+    site.reply(token, application["id"], oldest, "Thanks, we are on it.")
+    site.reply(token, application["id"], oldest, "Internal: check the billing export.", kind="note")
+    archived = site.http.patch(
+        f"{site.base_url}/applications/{application['id']}/feedback/{newest}",
+        headers={"Authorization": f"Bearer {token}"},
+        json={"archived": True},
+    )
+    archived.raise_for_status()
+    files = site.api_get(token, f"/applications/{application['id']}/feedback/{oldest}")["data"]["attachments"]
+    capability = re.search(r"/files/attachments/(\d+)/([^/]+)/(.+)$", files[0]["url"]) if files else None
+    return {
+        "token": token,
+        "key": application["keys"]["javascript"],
+        "application_id": application["id"],
+        "feedback_ids": [thread["id"] for thread in threads],
+        "attachment": capability.groups() if capability else None,
+    }
+
+
+def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
+    """The committed settings plus the live data's ids, as dictionaries the fuzzer draws from."""
+    text = CONFIG.read_text()
+    if seed is not None:
+        text = re.sub(r"(?m)^seed = \d+$", f"seed = {seed}", text)
+    ids = {
+        "applications": [data["application_id"]],
+        "threads": data["feedback_ids"],
+    }
+    parameters = {
+        "path.application_id": "applications",
+        "path.feedback_id": "threads",
+        "query.feedback_id": "threads",
+    }
+    if data["attachment"]:
+        attachment_id, token, name = data["attachment"]
+        ids |= {"attachments": [int(attachment_id)]}
+        text += f'\n[dictionaries.tokens]\nvalues = ["{token}"]\n[dictionaries.names]\nvalues = ["{name}"]\n'
+        parameters |= {"path.attachment_id": "attachments", "path.token": "tokens", "path.name": "names"}
+    for name, values in ids.items():
+        text += f"\n[dictionaries.{name}]\nvalues = {values}\n"
+    text += "\n[parameters]\n" + "".join(
+        f'"{key}" = {{ dictionary = "{dictionary}", probability = 0.7 }}\n'
+        for key, dictionary in parameters.items()
+    )
+    path = folder / "schemathesis.toml"
+    path.write_text(text)
+    return path
+
+
+@contextmanager
+def database(url: str | None) -> Iterator[dict[str, str]]:
+    """The server's database settings: SQLite in its data dir, or a throwaway PostgreSQL database."""
+    if url is None:
+        yield {}
+        return
+    from tests.conftest import POSTGRES_ENV, create_postgres_database, drop_postgres_database
+
+    os.environ[POSTGRES_ENV] = url
+    created = asyncio.run(create_postgres_database("earful_fuzz"))
+    try:
+        yield {"EARFUL_DATABASE_URL": created}
+    finally:
+        asyncio.run(drop_postgres_database(created))
+
+
+def run(database_url: str | None, seed: int | None, max_time: int) -> int:
+    """Serve, put the data in place, fuzz; the fuzzer's exit status (0: nothing found)."""
+    with tempfile.TemporaryDirectory() as scratch, database(database_url) as settings:
+        folder = Path(scratch)
+        with live_site(folder / "data", EARFUL_INBOUND_SECRET=INBOUND_SECRET, **settings) as site:
+            data = seed_data(site)
+            config = write_config(folder, data, seed)
+            env = {
+                **os.environ,
+                "EARFUL_FUZZ_TOKEN": data["token"],
+                "EARFUL_FUZZ_CAPTURE_KEY": data["key"],
+                "EARFUL_FUZZ_INBOUND_SECRET": INBOUND_SECRET,
+            }
+            command = [
+                str(ST),
+                "--config-file",
+                str(config),
+                "run",
+                f"{site.base_url}/openapi.json",
+                "--max-time",
+                str(max_time),
+                "--no-color",
+            ]
+            # In the scratch folder: schemathesis writes .hypothesis/ and .schemathesis/ where it runs.
+            result = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True, check=False)
+            print(result.stdout[-20000:], result.stderr[-5000:], sep="\n")
+            if result.returncode != 0:
+                print((folder / "data" / "serve.log").read_text()[-10000:])
+            return result.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", help="a PostgreSQL server to fuzz against (default: SQLite)")
+    parser.add_argument("--seed", default=None, help="an integer, or 'random' (default: schemathesis.toml's)")
+    parser.add_argument("--max-time", type=int, default=90, help="seconds of fuzzing (default 90)")
+    arguments = parser.parse_args()
+    seed = None
+    if arguments.seed == "random":
+        seed = random.randrange(2**32)
+        print(f"seed {seed}")
+    elif arguments.seed is not None:
+        seed = int(arguments.seed)
+    return run(arguments.database_url, seed, arguments.max_time)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
