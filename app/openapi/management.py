@@ -14,6 +14,8 @@ from app.openapi.responses import (
 )
 from app.openapi.schemas import SENTIMENT, Schema, list_of, ref
 from app.services.organizations import OWNERS_ONLY
+from app.services.thread_filters import MAX_QUERY_LENGTH, MAX_TIMESTAMP
+from app.services.validation import MAX_ID
 
 Operation = dict[str, Any]
 
@@ -26,6 +28,27 @@ INVALID_FEEDBACK = text(
     "No application, or no thread of it, with these ids.", "Invalid application", "Invalid feedback"
 )
 BOOLEAN_TEXT: Schema = {"type": "string", "enum": ["true", "false", "1", "0"]}
+TIMESTAMP_QUERY: Schema = {"type": "integer", "minimum": 0, "maximum": MAX_TIMESTAMP}
+THREAD_FILTERS = (
+    query("archived", BOOLEAN_TEXT, "`true` or `1`: the archived threads; else those not archived."),
+    query("sentiment", SENTIMENT, "Only threads with this sentiment."),
+    query("tag", {"type": "string"}, "Only threads with this tag (by name)."),
+    query(
+        "q",
+        {"type": "string", "maxLength": MAX_QUERY_LENGTH},
+        "Text in the message, the sender's e-mail or name (the inbox's search).",
+    ),
+    query("since", TIMESTAMP_QUERY, "Only threads created at or after this timestamp."),
+    query("until", TIMESTAMP_QUERY, "Only threads created before this timestamp."),
+    query("replied", BOOLEAN_TEXT, "Whether an agent has replied publicly."),
+    query("nps_min", {"type": "integer", "minimum": 0, "maximum": 10}, "NPS rating at least this."),
+    query("nps_max", {"type": "integer", "minimum": 0, "maximum": 10}, "NPS rating at most this."),
+    query(
+        "before",
+        {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+        "Keyset paging: only threads with a smaller id (pass `pagination.next_before`).",
+    ),
+)
 LIMIT = query(
     "limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}, "At most this many items."
 )
@@ -261,20 +284,13 @@ def management_paths() -> dict[str, dict[str, Operation]]:
                 {
                     200: json_data("A page of threads.", list_of("Thread"), paginated=True),
                     400: validation(
-                        "The archived field must be true or false.", "The limit field must be at least 1."
+                        "The archived field must be true or false.",
+                        "The sentiment field must be one of positive, neutral, negative.",
+                        "The nps_min field must be between 0 and 10.",
                     ),
                     404: INVALID_APPLICATION,
                 },
-                (
-                    APPLICATION_ID,
-                    query(
-                        "archived",
-                        BOOLEAN_TEXT,
-                        "`true` or `1`: the archived threads; else those not archived.",
-                    ),
-                    LIMIT,
-                    OFFSET,
-                ),
+                (APPLICATION_ID, *THREAD_FILTERS, LIMIT, OFFSET),
             )
         },
         "/applications/{application_id}/feedback/{feedback_id}": {
@@ -330,8 +346,10 @@ def management_paths() -> dict[str, dict[str, Operation]]:
                 "read",
                 {
                     200: json_data("A page of replies.", list_of("ListedReply"), paginated=True),
-                    400: validation("The date field must match the format Y-m-d."),
-                    404: INVALID_APPLICATION,
+                    400: validation(
+                        "The date field must match the format Y-m-d.", "The type field must be reply or note."
+                    ),
+                    404: INVALID_FEEDBACK,
                 },
                 (
                     APPLICATION_ID,
@@ -339,6 +357,14 @@ def management_paths() -> dict[str, dict[str, Operation]]:
                         "date",
                         {"type": "string", "format": "date"},
                         "Only replies created on this UTC date (Y-m-d).",
+                    ),
+                    query(
+                        "type", {"type": "string", "enum": ["reply", "note"]}, "Only replies, or only notes."
+                    ),
+                    query(
+                        "feedback_id",
+                        {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+                        "Only the replies of this thread (404 `Invalid feedback` for another).",
                     ),
                     LIMIT,
                     OFFSET,

@@ -197,13 +197,30 @@ TAG = closed(
     }
 )
 
-PAGINATION = closed(
-    {
+PAGINATION: Schema = {
+    **closed(
+        {
+            "total": {"type": "integer", "minimum": 0, "description": "Every match, not only this page."},
+            "limit": {"type": "integer", "minimum": 1},
+            "offset": {"type": "integer", "minimum": 0},
+        }
+    ),
+    "properties": {
         "total": {"type": "integer", "minimum": 0, "description": "Every match, not only this page."},
         "limit": {"type": "integer", "minimum": 1},
         "offset": {"type": "integer", "minimum": 0},
-    }
-)
+        "total_exact": {
+            "type": "boolean",
+            "description": "Feedback list with filters or `before` only: false when counting "
+            "stopped at 10,000 matches, so `total` is a lower bound.",
+        },
+        "next_before": {
+            "type": ["integer", "null"],
+            "description": "Feedback list with filters or `before` only: the `before` of the next "
+            "(older) page; null on the last page.",
+        },
+    },
+}
 
 COMPONENTS: dict[str, Schema] = {
     "User": USER,
