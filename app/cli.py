@@ -17,6 +17,7 @@ from typing import Any
 from app.config import Settings, load_settings
 from app.db import close_database, open_database, sqlite_file, upgrade_database
 from app.errors import DomainError
+from app.export_cli import add_export_command, export_threads
 from app.private_files import UMASK, exposure_warnings, write_private_file
 from app.sentiment_cli import SENTIMENT_COMMANDS, add_sentiment_commands, run_sentiment_command
 
@@ -335,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--threads", type=int, required=True, metavar="N")
     seed.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (same seed, same data)")
     add_sentiment_commands(commands)
+    add_export_command(commands)
     recompute = commands.add_parser(
         "sentiment-recompute", help="label existing threads again (agents' corrections are kept)"
     )
@@ -367,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         ("org", "create"): _org_create,
         ("plan", "set"): _plan_set,
         ("seed", None): _seed,
+        ("export", None): export_threads,
         ("sentiment-recompute", None): _sentiment_recompute,
         ("smtp", None): _smtp,
         ("worker", None): _worker,

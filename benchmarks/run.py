@@ -8,7 +8,8 @@ default), serve with ``earful serve --workers 2`` and, beside it, the bare refer
 requests/s, p50, p99 and the ratio to the reference's throughput, and writes
 ``benchmarks/results.md``. Two mixed scenarios measure a read (the feedback list, the inbox
 page) on half the connections while capture submit loads the other half, as agents read while
-widgets post; the reference app's ping gives the stack's floor.
+widgets post; the reference app's ping gives the stack's floor. Last, every thread is exported
+as CSV through the API (``measure_export``: rows/s and the serving workers' peak memory).
 
 Environment: ``BENCH_THREADS`` (1000000), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32),
 ``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names), ``BENCH_PAIRS`` (3:
@@ -132,6 +133,64 @@ def measure_beside(name: str, url: str, scenario: Scenario, beside: Scenario) ->
 
 
 @dataclass
+class ExportMeasure:
+    """The export of every thread (open, then archived) through the API, streamed."""
+
+    export_format: str
+    rows: int
+    seconds: float
+    megabytes: float
+    rss_before_mb: float
+    rss_peak_mb: float
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds else 0.0
+
+
+def measure_export(base: str, token: str, application_id: int, server: subprocess.Popen) -> ExportMeasure:
+    """GET /applications/{id}/feedback/export of every thread, both states in turn, read as it
+    streams; rows/s, and the resident memory of the serving workers sampled every 50 ms while
+    it ran (the largest worker's), next to theirs before it: the export reads in keyset batches,
+    so a million threads must not grow a worker."""
+    before = max(worker_rss_mb(server), default=0.0)
+    peak = before
+    done = False
+
+    def sample() -> None:
+        nonlocal peak
+        while not done:
+            peak = max(peak, *worker_rss_mb(server), 0.0)
+            time.sleep(0.05)
+
+    rows, size = 0, 0
+    started = time.perf_counter()
+    with ThreadPoolExecutor(1) as pool:
+        sampling = pool.submit(sample)
+        try:
+            with httpx.Client(
+                base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=600
+            ) as client:
+                for archived in ("false", "true"):
+                    path = f"/applications/{application_id}/feedback/export?format=csv&archived={archived}"
+                    last = b""
+                    with client.stream("GET", path) as response:
+                        response.raise_for_status()
+                        for chunk in response.iter_bytes():
+                            size += len(chunk)
+                            # A line end may fall across two chunks.
+                            rows += chunk.count(b"\r\n") + (last == b"\r" and chunk[:1] == b"\n")
+                            last = chunk[-1:]
+                    rows -= 1  # the header line
+        finally:
+            done = True
+            sampling.result()
+    seconds = time.perf_counter() - started
+    # Rows counted by their line ends: the seed's messages hold no CRLF of their own.
+    return ExportMeasure("csv", rows, seconds, size / 1024 / 1024, before, peak)
+
+
+@dataclass
 class BackendRun:
     backend: str
     seed_seconds: float
@@ -143,6 +202,7 @@ class BackendRun:
     reference_list: Measure | None = None
     list_ratios: list[float] = field(default_factory=list)  # feedback list over the reference list
     reference_ping: Measure | None = None
+    export: ExportMeasure | None = None
 
 
 def report(result: Measure, note: str = "") -> None:
@@ -395,6 +455,10 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
                 report(ping, f"({backend})")
             finally:
                 stop(reference_server)
+            exported = None
+            if not ONLY or "export" in ONLY:
+                exported = measure_export(base, token, application_id, server)
+                print(export_line(exported), flush=True)
             rss = worker_rss_mb(server)
             print(f"worker RSS after the run: {rss} MB", flush=True)
         finally:
@@ -412,6 +476,7 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
             reference_list,
             list_ratios,
             ping,
+            exported,
         )
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -515,6 +580,17 @@ def _table_row(label: str, row: Measure, reference: float) -> str:
     )
 
 
+def export_line(measure: ExportMeasure) -> str:
+    """The export's sentence of the results."""
+    return (
+        f"Export of every thread ({measure.rows:,} rows, {measure.export_format.upper()}, "
+        f"{measure.megabytes:.0f} MB, streamed through `GET /applications/{{id}}/feedback/export`, "
+        f"open then archived): {measure.seconds:.1f} s, {measure.rows_per_second:,.0f} rows/s; "
+        f"the serving worker's resident memory peaked at {measure.rss_peak_mb:.0f} MB "
+        f"({measure.rss_before_mb:.0f} MB before it)."
+    )
+
+
 def write_results(runs: list[BackendRun]) -> None:
     info = machine()
     lines = [
@@ -585,6 +661,8 @@ def write_results(runs: list[BackendRun]) -> None:
             f"Resident memory per worker after the run: {memory}.",
             "",
         ]
+        if result.export:
+            lines += [export_line(result.export), ""]
     if NOTES.exists():
         lines += [NOTES.read_text().rstrip(), ""]
     RESULTS.write_text("\n".join(lines))

@@ -133,6 +133,19 @@ async def replies_of_threads(feedback_ids: Sequence[int]) -> list[ReplyRow]:
     return [reply_of(row) for row in rows]
 
 
+async def reply_counts(feedback_ids: Sequence[int]) -> dict[int, int]:
+    """How many replies and notes each of these threads has (threads without any are left
+    out), off the (feedback_id, id) index."""
+    if not feedback_ids:
+        return {}
+    rows = await select(
+        f"SELECT feedback_id, COUNT(*) AS replies FROM replies WHERE feedback_id IN "
+        f"({parameters(len(feedback_ids))}) GROUP BY feedback_id",
+        list(feedback_ids),
+    )
+    return {int(row["feedback_id"]): int(row["replies"]) for row in rows}
+
+
 async def reply_by_id(reply_id: int) -> ReplyRow | None:
     """One reply with its agent."""
     row = await select_one(

@@ -8,15 +8,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from markupsafe import Markup
-from quart import Blueprint, request, url_for
+from quart import Blueprint, Response, request, url_for
 
+from app.api.export import export_response
 from app.links import logo_path
 from app.models import SENTIMENTS
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import SenderRow, ThreadRow
+from app.services import export
 from app.services.applications import get_application
 from app.services.inbox import PAGE_SIZE, InboxFilters, InboxPage, search_threads
 from app.services.tags import list_tags
+from app.services.thread_filters import ThreadFilters
 from app.services.validation import parse_int, valid_id
 from app.views.rendering import is_htmx, render_template, template_macro
 from app.views.security import agent_required, current_agent
@@ -115,6 +118,7 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
         "newest_url": inbox_url(application, **current) if filters["before"] else None,
         "has_filters": bool(filters["sentiment"] or filters["tag"] or filters["query"]),
         "inbox_url": lambda **changes: inbox_url(application, **{**current, **changes}),
+        "export_url": url_for("views.inbox.export_threads", application_id=application.id, **current),
         "section": "inbox",
         "logo_url": logo_path(application),
     }
@@ -129,3 +133,18 @@ async def list_threads(application_id: int) -> tuple[str, int] | str:
     if is_htmx() and not request.headers.get("HX-History-Restore-Request"):
         return await render_template("partials/inbox/results.html", **context)
     return await render_template("inbox/list.html", **context)
+
+
+@blueprint.get("/applications/<id:application_id>/feedback/export")
+@agent_required
+async def export_threads(application_id: int) -> Response:
+    """The inbox's threads as a file, with the page's filters (status, sentiment, tag, text):
+    the same export as the management API's (:mod:`app.services.export`)."""
+    application = await get_application(current_agent(), application_id)
+    shown = _filters()
+    filters = ThreadFilters(
+        archived=shown["archived"], sentiment=shown["sentiment"], tag=shown["tag"], query=shown["query"]
+    )
+    export_format = export.check_format(request.args.get("format"))
+    body = export.export_file(application, filters, export_format, bom=export_format == "csv")
+    return export_response(application.id, body, export_format)

@@ -1,0 +1,55 @@
+"""The management API's export of an application's threads, as CSV or JSON Lines."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+from quart import Blueprint, Response, request
+
+from app.api.auth import current_user, require_scope
+from app.api.common import parse_id
+from app.errors import ValidationError
+from app.services import export
+from app.services.applications import get_application
+from app.services.thread_filters import parse_filters
+from app.services.validation import parse_bool
+
+blueprint = Blueprint("export", __name__)
+
+
+def export_response(application_id: int, body: AsyncIterator[bytes], export_format: str) -> Response:
+    """A streamed attachment; its name holds the application's id and the date, nothing a user wrote."""
+    name = export.file_name(application_id, export_format, datetime.now(UTC).date())
+    disposition = f'attachment; filename="{name}"'
+    # text/csv gets "; charset=utf-8" from werkzeug; JSON Lines is UTF-8 by definition.
+    return Response(
+        body, mimetype=export.FORMATS[export_format], headers={"Content-Disposition": disposition}
+    )
+
+
+def parse_bom(raw: str | None) -> bool:
+    """``bom``: whether a CSV starts with a byte order mark (for older Excel)."""
+    if raw is None or raw == "":
+        return False
+    value = parse_bool(raw)
+    if value is None:
+        raise ValidationError("The bom field must be true or false.")
+    return value
+
+
+@blueprint.get("/applications/<application_id>/feedback/export")
+@require_scope("read")
+async def export_feedback(application_id: str) -> Response:
+    """Every thread matching the feedback list's filters, streamed as CSV or JSON Lines.
+
+    Everything the body needs is read from the request here, before the stream starts: the
+    body is produced after this handler has returned.
+    """
+    application = await get_application(current_user(), parse_id(application_id, "Invalid application"))
+    filters = parse_filters(request.args)
+    export_format = export.check_format(request.args.get("format"))
+    bom = parse_bom(request.args.get("bom"))
+    return export_response(
+        application.id, export.export_file(application, filters, export_format, bom), export_format
+    )
