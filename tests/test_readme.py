@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from app.openapi.tables import errors_table
+
 ROOT = Path(__file__).resolve().parent.parent
 EARFUL = Path(sys.executable).parent / "earful"
 
@@ -80,3 +82,14 @@ def test_readme_walkthrough_runs_as_printed(served):
     assert "Your plan does not include internal notes" in output
     assert '"type":"note","message":"Refund issued"' in output
     assert '"organization_id":1' in output
+
+
+def test_readme_errors_table_is_the_documents():
+    text = (ROOT / "README.md").read_text()
+    table = text[
+        text.index("<!-- errors:begin -->\n") + len("<!-- errors:begin -->\n") : text.index(
+            "<!-- errors:end -->"
+        )
+    ]
+
+    assert table == errors_table(), "run: python -m app.openapi.tables, and paste it into the README"

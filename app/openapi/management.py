@@ -293,6 +293,48 @@ def management_paths() -> dict[str, dict[str, Operation]]:
                 (APPLICATION_ID, *THREAD_FILTERS, LIMIT, OFFSET),
             )
         },
+        "/applications/{application_id}/feedback/export": {
+            "get": operation(
+                "exportFeedback",
+                "Export the threads matching the list's filters, as CSV or JSON Lines",
+                "read",
+                {
+                    200: {
+                        "description": "Streamed as it is read, newest thread first. CSV (UTF-8, header "
+                        "row) has ISO 8601 UTC dates, tags joined by `, `, properties as JSON text, and "
+                        "any cell starting with `=`, `+`, `-`, `@`, a tab or CR prefixed with `'` "
+                        "(formula injection). JSON Lines has one object per thread with the API's types.",
+                        "headers": {
+                            "Content-Disposition": {
+                                "schema": {"type": "string"},
+                                "description": "attachment; filename=earful-application-<id>-<date>.<format>",
+                            }
+                        },
+                        "content": {
+                            "text/csv": {"schema": {"type": "string"}},
+                            "application/x-ndjson": {"schema": {"type": "string"}},
+                        },
+                    },
+                    400: validation(
+                        "The format field must be csv or jsonl.", "The bom field must be true or false."
+                    ),
+                    404: INVALID_APPLICATION,
+                },
+                (
+                    APPLICATION_ID,
+                    query(
+                        "format",
+                        {"type": "string", "enum": ["csv", "jsonl"], "default": "csv"},
+                        "The file's format.",
+                    ),
+                    query("bom", BOOLEAN_TEXT, "CSV only: start with a UTF-8 byte order mark (older Excel)."),
+                    *THREAD_FILTERS,
+                ),
+                description="Columns: id, email, name, message, sentiment, sentiment_set_by_agent, nps, "
+                "tags, url, properties, language, reply_count, first_reply_time, archived, created_at. "
+                "The filters are the feedback list's.",
+            )
+        },
         "/applications/{application_id}/feedback/{feedback_id}": {
             "get": operation(
                 "getFeedback",
