@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
-
 from quart import Blueprint, Response, request
 
 from app.api.auth import current_user, require_scope
 from app.api.common import parse_id
+from app.downloads import export_response
 from app.errors import ValidationError
 from app.services import export
 from app.services.applications import get_application
@@ -16,16 +14,6 @@ from app.services.thread_filters import parse_filters
 from app.services.validation import parse_bool
 
 blueprint = Blueprint("export", __name__)
-
-
-def export_response(application_id: int, body: AsyncIterator[bytes], export_format: str) -> Response:
-    """A streamed attachment; its name holds the application's id and the date, nothing a user wrote."""
-    name = export.file_name(application_id, export_format, datetime.now(UTC).date())
-    disposition = f'attachment; filename="{name}"'
-    # text/csv gets "; charset=utf-8" from werkzeug; JSON Lines is UTF-8 by definition.
-    return Response(
-        body, mimetype=export.FORMATS[export_format], headers={"Content-Disposition": disposition}
-    )
 
 
 def parse_bom(raw: str | None) -> bool:

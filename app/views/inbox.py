@@ -10,7 +10,7 @@ from typing import Any
 from markupsafe import Markup
 from quart import Blueprint, Response, request, url_for
 
-from app.api.export import export_response
+from app.downloads import export_response
 from app.links import logo_path
 from app.models import SENTIMENTS
 from app.repositories.applications import ApplicationRow

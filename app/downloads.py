@@ -1,0 +1,20 @@
+"""The HTTP answer of a file made on the fly (an export), shared by the API and the web app."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+from quart import Response
+
+from app.services import export
+
+
+def export_response(application_id: int, body: AsyncIterator[bytes], export_format: str) -> Response:
+    """A streamed attachment; its name holds the application's id and the date, nothing a user wrote."""
+    name = export.file_name(application_id, export_format, datetime.now(UTC).date())
+    disposition = f'attachment; filename="{name}"'
+    # text/csv gets "; charset=utf-8" from werkzeug; JSON Lines is UTF-8 by definition.
+    return Response(
+        body, mimetype=export.FORMATS[export_format], headers={"Content-Disposition": disposition}
+    )
