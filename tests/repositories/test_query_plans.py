@@ -150,6 +150,10 @@ async def test_replies_of_one_type_are_read_in_order_and_counted_from_their_inde
         await make_reply(agent, application, thread, f"A {kind}", type=kind)
     chosen = replies.ReplyFilter(kind="note")
     index = await _type_index(backend)
+    if backend == "postgres":
+        # Statistics left by earlier tests can make another index of the application's replies
+        # look as cheap on a table this small; with current ones the type's selectivity shows.
+        await connections.get("default").execute_script("ANALYZE replies")
 
     template, values = replies.page_statement(application.id, chosen, limit=50, offset=0)
     page_plan = await _plan(_inline(template, values), backend)
