@@ -14,6 +14,23 @@ from app.private_files import make_private_dir
 
 
 @dataclass(frozen=True)
+class Quotas:
+    """What one public widget key may make an application store: the key is in every customer's
+    page, so these bound what anyone holding it can fill the disk and the inbox with."""
+
+    files_per_upload: int = 10
+    files_per_thread: int = 10
+    upload_bytes_per_day: int = 200 * 1024 * 1024
+    tags_per_submit: int = 10
+    tag_length: int = 50
+    tags_per_application: int = 1000
+    properties_bytes: int = 16 * 1024
+
+
+DEFAULT_QUOTAS = Quotas()
+
+
+@dataclass(frozen=True)
 class Settings:
     """Runtime configuration of one Earful deployment."""
 
@@ -29,6 +46,7 @@ class Settings:
     mail_from: str = ""
     trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = field(default=())
     session_idle_minutes: int = 720
+    quotas: Quotas = field(default_factory=Quotas)
 
     @property
     def uploads_dir(self) -> Path:
@@ -72,6 +90,28 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     return int(raw)
 
 
+QUOTA_VARIABLES = {
+    "files_per_upload": "EARFUL_MAX_FILES_PER_UPLOAD",
+    "files_per_thread": "EARFUL_MAX_FILES_PER_THREAD",
+    "upload_bytes_per_day": "EARFUL_MAX_UPLOAD_BYTES_PER_DAY",
+    "tags_per_submit": "EARFUL_MAX_TAGS_PER_SUBMIT",
+    "tag_length": "EARFUL_MAX_TAG_LENGTH",
+    "tags_per_application": "EARFUL_MAX_TAGS_PER_APPLICATION",
+    "properties_bytes": "EARFUL_MAX_PROPERTIES_BYTES",
+}
+
+
+def _quotas(env: Mapping[str, str]) -> Quotas:
+    """The capture quotas: each EARFUL_MAX_* variable, else its default."""
+    defaults = Quotas()
+    return Quotas(
+        **{
+            name: _positive_int(env, variable, getattr(defaults, name))
+            for name, variable in QUOTA_VARIABLES.items()
+        }
+    )
+
+
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Build the settings from environment variables, applying the contract's defaults.
 
@@ -96,4 +136,5 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         mail_from=(env.get("EARFUL_MAIL_FROM") or "").strip(),
         trusted_proxies=parse_networks(env.get("EARFUL_TRUSTED_PROXIES") or ""),
         session_idle_minutes=_positive_int(env, "EARFUL_SESSION_IDLE_MINUTES", 720),
+        quotas=_quotas(env),
     )

@@ -14,6 +14,7 @@ from typing import Any
 from quart.typing import TestClientProtocol
 from quart.wrappers import Response
 
+from app.config import DEFAULT_QUOTAS, Quotas
 from app.db import transactional
 from app.repositories import accounts, applications, threads
 from app.repositories.accounts import UserRow
@@ -82,8 +83,10 @@ async def make_thread(application: ApplicationRow, **body: object) -> ThreadRow:
     """A thread submitted as the capture API would; ``body`` holds submit fields."""
     body.setdefault("email", f"customer{next(_sequence)}@example.org")
     body.setdefault("message", "The export button does nothing.")
-    submission = parse_submission(body, "203.0.113.7", "pytest-factory/1.0")
-    return await create_thread(application, submission)
+    quotas = body.pop("quotas", DEFAULT_QUOTAS)
+    assert isinstance(quotas, Quotas)
+    submission = parse_submission(body, "203.0.113.7", "pytest-factory/1.0", quotas)
+    return await create_thread(application, submission, quotas)
 
 
 async def application_row(application_id: int) -> ApplicationRow:

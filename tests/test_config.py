@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.config import load_settings
+from app.config import QUOTA_VARIABLES, Quotas, load_settings
 
 
 def _settings(tmp_path, **env: str):
@@ -23,3 +23,20 @@ def test_the_idle_limit_of_sessions_is_read_in_minutes(tmp_path):
 def test_an_idle_limit_that_is_not_a_positive_whole_number_is_refused(tmp_path, value):
     with pytest.raises(ValueError, match="EARFUL_SESSION_IDLE_MINUTES"):
         _settings(tmp_path, EARFUL_SESSION_IDLE_MINUTES=value)
+
+
+def test_capture_quotas_have_their_defaults(tmp_path):
+    assert _settings(tmp_path).quotas == Quotas()
+
+
+def test_each_capture_quota_is_read_from_its_variable(tmp_path):
+    env = {variable: str(100 + n) for n, variable in enumerate(QUOTA_VARIABLES.values())}
+
+    quotas = _settings(tmp_path, **env).quotas
+
+    assert [getattr(quotas, name) for name in QUOTA_VARIABLES] == list(range(100, 100 + len(env)))
+
+
+def test_a_quota_that_is_not_a_positive_whole_number_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="EARFUL_MAX_TAGS_PER_SUBMIT"):
+        _settings(tmp_path, EARFUL_MAX_TAGS_PER_SUBMIT="0")

@@ -83,7 +83,7 @@ async def upload(application_id: str) -> Response:
             if item.filename or content:
                 files.append(IncomingFile(item.filename or "file", content))
     config = settings()
-    ids = await store_uploads(application, files, config.data_dir, config.max_upload_bytes)
+    ids = await store_uploads(application, files, config.data_dir, config.max_upload_bytes, config.quotas)
     return json_response(ids, 201)
 
 
@@ -99,8 +99,9 @@ async def submit(application_id: str) -> Response:
         application = await _application(application_id, N_("Application not found"))
         if body_error is not None:
             raise body_error
-        submission = parse_submission(body, client_address(), request.headers.get("User-Agent", ""))
-        await create_thread(application, submission)
+        quotas = settings().quotas
+        submission = parse_submission(body, client_address(), request.headers.get("User-Agent", ""), quotas)
+        await create_thread(application, submission, quotas)
     except DomainError as error:
         return text_response(translate(error.message, language, **error.params), error.status)
     return text_response(translate(N_("Feedback sent!"), language), 201)

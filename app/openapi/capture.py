@@ -43,7 +43,9 @@ SUBMISSION: Schema = {
         "url": {"type": "string", "maxLength": 2048, "description": "The page the feedback comes from."},
         "tags": {
             "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}],
-            "description": "A list, a JSON-encoded list or a comma-separated string of tag names.",
+            "description": "A list, a JSON-encoded list or a comma-separated string of tag names "
+            "(10 at most, of 50 characters at most, by default). An application with 1,000 tags "
+            "gets no new one: new names are left out, the feedback is kept.",
         },
         "properties": {
             "description": "Extra metadata: a JSON value, or a JSON-encoded string of one.",
@@ -104,12 +106,20 @@ def capture_paths() -> dict[str, dict[str, Operation]]:
                         },
                     },
                     400: translated(
-                        "Uploads are off for the application, or no file was sent.",
+                        "Uploads are off for the application, no file was sent, or more files than "
+                        "`EARFUL_MAX_FILES_PER_UPLOAD`.",
                         N_("Uploads not enabled"),
                         N_("No files found"),
+                        N_("Too many files"),
                     ),
                     404: translated("Unknown application.", N_("Invalid application")),
-                    413: TOO_LARGE,
+                    413: translated(
+                        "The request or a file is over the size limit, or the files would take the "
+                        "application's uploads of the UTC day past `EARFUL_MAX_UPLOAD_BYTES_PER_DAY`.",
+                        N_("Request too large"),
+                        N_("File too large"),
+                        N_("Upload quota exceeded for today"),
+                    ),
                 },
                 requestBody={
                     "required": True,
@@ -133,11 +143,18 @@ def capture_paths() -> dict[str, dict[str, Operation]]:
                 {
                     201: translated("The thread was created.", N_("Feedback sent!")),
                     400: translated(
-                        "A field is missing or invalid.",
+                        "A field is missing or invalid, or over a quota: more tags than "
+                        "`EARFUL_MAX_TAGS_PER_SUBMIT`, a tag longer than `EARFUL_MAX_TAG_LENGTH`, "
+                        "more attachments than `EARFUL_MAX_FILES_PER_THREAD`, properties over "
+                        "`EARFUL_MAX_PROPERTIES_BYTES`.",
                         N_("Your email address is required"),
                         N_("Invalid email address"),
                         N_("Your message is required"),
                         N_("Your message is too short"),
+                        N_("Too many tags"),
+                        N_("Tag name too long"),
+                        N_("Too many files"),
+                        N_("Properties too large"),
                         exact=False,
                     ),
                     404: translated("Unknown application.", N_("Application not found")),

@@ -107,13 +107,40 @@ async def attachment_by_id(attachment_id: int) -> AttachmentRow | None:
     return None if row is None else attachment_of(row)
 
 
-async def delete_unclaimed_before(before: datetime) -> list[tuple[int, str]]:
-    """Delete the uploads no thread or reply claimed, made before ``before``; returns the
-    (application id, storage name) of each, to remove its file. A row deleted by two workers at
-    once is returned to one of them only."""
+async def delete_unclaimed_before(before: datetime, batch: int) -> list[tuple[int, str]]:
+    """Delete at most ``batch`` of the uploads no thread or reply claimed, made before ``before``;
+    returns the (application id, storage name) of each, to remove its file. A row deleted by two
+    workers at once is returned to one of them only."""
     rows = await change_returning(
-        "DELETE FROM attachments WHERE feedback_id IS NULL AND reply_id IS NULL AND created_at < {} "
-        "RETURNING application_id, storage_name",
-        [moment(before)],
+        "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments WHERE feedback_id IS NULL "
+        "AND reply_id IS NULL AND created_at < {} LIMIT {}) RETURNING application_id, storage_name",
+        [moment(before), batch],
     )
     return [(int(row["application_id"]), str(row["storage_name"])) for row in rows]
+
+
+def uploaded_since_statement(
+    application_id: int, since: datetime, first_thread_id: int
+) -> tuple[str, list[object]]:
+    """The statement of :func:`bytes_uploaded_since` (its plan is tested)."""
+    return (
+        "SELECT COALESCE(SUM(size), 0) AS total FROM ("
+        "SELECT size FROM attachments WHERE application_id = {} AND feedback_id IS NULL "
+        "AND reply_id IS NULL AND created_at >= {} UNION ALL "
+        "SELECT size FROM attachments WHERE application_id = {} AND feedback_id >= {} AND created_at >= {}"
+        ") uploaded",
+        [application_id, moment(since), application_id, first_thread_id, moment(since)],
+    )
+
+
+async def bytes_uploaded_since(application_id: int, since: datetime, first_thread_id: int) -> int:
+    """Bytes of the application's files recorded since ``since``: those still free, and those
+    claimed by threads from ``first_thread_id`` on.
+
+    Two ranges of the (application, thread) index instead of every file the application ever
+    had: free uploads live a day at most (housekeeping), and thread ids grow with time, so the
+    threads that can hold a file of the day come from the day's first thread on. Files of
+    replies (e-mail) are left out.
+    """
+    row = await select_one(*uploaded_since_statement(application_id, since, first_thread_id))
+    return int(row["total"]) if row else 0

@@ -73,6 +73,28 @@ async def tag_named(application_id: int, name: str) -> TagRow | None:
     return None if row is None else tag_of(row)
 
 
+async def tags_named(application_id: int, names: Sequence[str]) -> list[TagRow]:
+    """The application's tags among ``names``."""
+    if not names:
+        return []
+    rows = await select(
+        f"SELECT {columns('t', TAG_COLUMNS)} FROM tags t WHERE t.application_id = {{}} "
+        f"AND t.name IN ({parameters(len(names))})",
+        [application_id, *names],
+    )
+    return [tag_of(row) for row in rows]
+
+
+async def count_up_to(application_id: int, most: int) -> int:
+    """How many tags the application has, counting no further than ``most`` (an index range
+    of at most that many entries, however many tags an application gathered before a limit)."""
+    row = await select_one(
+        "SELECT COUNT(*) AS total FROM (SELECT 1 FROM tags WHERE application_id = {} LIMIT {}) counted",
+        [application_id, most],
+    )
+    return int(row["total"]) if row else 0
+
+
 async def ensure_tags(application_id: int, colors: Mapping[str, str], now: datetime) -> list[TagRow]:
     """Create the tags (name -> colour) that do not exist yet, writing first; returns all of them."""
     names = list(colors)

@@ -10,21 +10,23 @@ from pathlib import Path
 
 from tortoise.exceptions import IntegrityError
 
+from app.config import DEFAULT_QUOTAS, Quotas
 from app.db import transactional
 from app.errors import NotFound, PayloadTooLarge, ValidationError
 from app.i18n import N_
-from app.repositories import attachments
+from app.repositories import attachments, threads
 from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
 from app.services.files import IncomingFile, clean_filename, remove_file, sniff_mime_type, write_file
 from app.services.security import random_token, secrets_match
+from app.services.validation import MAX_ID
 
 logger = logging.getLogger("earful.attachments")
 
-MAX_ATTACHMENTS_PER_THREAD = 20
 # Attachment ids are drawn at random below 2^53, so that they stay exact in JavaScript.
 MAX_ATTACHMENT_ID = 2**53 - 1
 UNCLAIMED_LIFETIME = timedelta(hours=24)
+CLEANUP_BATCH = 500
 _ID_ATTEMPTS = 3
 
 
@@ -43,15 +45,35 @@ def attachment_path(data_dir: Path, attachment: AttachmentRow) -> Path:
     return uploads_dir(data_dir, attachment.application_id) / attachment.storage_name
 
 
-def check_uploads(application: ApplicationRow, files: Sequence[IncomingFile], max_file_bytes: int) -> None:
+def check_uploads(
+    application: ApplicationRow,
+    files: Sequence[IncomingFile],
+    max_file_bytes: int,
+    quotas: Quotas = DEFAULT_QUOTAS,
+) -> None:
     """Refuse uploads the application does not take (the capture API's rules, in its order)."""
     if not application.uploads_enabled:
         raise ValidationError(N_("Uploads not enabled"))
     if not files:
         raise ValidationError(N_("No files found"))
+    if len(files) > quotas.files_per_upload:
+        raise ValidationError(N_("Too many files"))
     for incoming in files:
         if len(incoming.content) > max_file_bytes:
             raise PayloadTooLarge(N_("File too large"))
+
+
+async def check_daily_quota(
+    application_id: int, adding: int, quotas: Quotas, now: datetime | None = None
+) -> None:
+    """Refuse ``adding`` more bytes when they would take the application's uploads of the UTC
+    day past the quota: the public key must not let anyone fill the disk."""
+    day = (now or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
+    first_thread = await threads.first_thread_since(application_id, day)
+    # No thread today: no claimed file can be of today (no thread id is past MAX_ID).
+    uploaded = await attachments.bytes_uploaded_since(application_id, day, first_thread or MAX_ID)
+    if uploaded + adding > quotas.upload_bytes_per_day:
+        raise PayloadTooLarge(N_("Upload quota exceeded for today"))
 
 
 def write_uploads(
@@ -92,20 +114,35 @@ def remove_uploads(data_dir: Path, uploads: Sequence[AttachmentRow]) -> None:
         remove_file(attachment_path(data_dir, upload))
 
 
+async def _record_within_quota(uploads: Sequence[AttachmentRow], quotas: Quotas) -> list[int]:
+    """Record uploads (inside a transaction) if the day's quota still has room for them: checked
+    again here, after the writers' queue is taken (SQLite), so that concurrent uploads on one
+    database cannot all pass a check made before either wrote."""
+    if uploads:
+        await check_daily_quota(uploads[0].application_id, sum(u.size for u in uploads), quotas)
+    return await record_uploads(uploads)
+
+
 async def store_uploads(
-    application: ApplicationRow, files: Sequence[IncomingFile], data_dir: Path, max_file_bytes: int
+    application: ApplicationRow,
+    files: Sequence[IncomingFile],
+    data_dir: Path,
+    max_file_bytes: int,
+    quotas: Quotas = DEFAULT_QUOTAS,
 ) -> list[int]:
     """Write uploaded files to disk and record them; returns their ids in the order given.
 
-    All rows are written in one transaction; if that fails, the files written are removed. Ids
-    are random: on the rare clash with an existing id, the transaction runs again with new ones.
+    The quota is checked before any file is written, and again in the transaction that records
+    them. All rows are written in one transaction; if that fails, the files written are removed.
+    Ids are random: on the rare clash with an existing id, the transaction runs again with new ones.
     """
-    check_uploads(application, files, max_file_bytes)
+    check_uploads(application, files, max_file_bytes, quotas)
+    await check_daily_quota(application.id, sum(len(f.content) for f in files), quotas)
     uploads = write_uploads(application, files, data_dir)
     try:
         for attempt in range(1, _ID_ATTEMPTS + 1):
             try:
-                return await transactional(record_uploads)(uploads)
+                return await transactional(_record_within_quota)(uploads, quotas)
             except IntegrityError:
                 if attempt == _ID_ATTEMPTS:
                     raise
@@ -148,18 +185,25 @@ async def attachments_of(feedback_ids: Sequence[int], reply_ids: Sequence[int] =
     return await attachments.attachments_of(feedback_ids, reply_ids)
 
 
-async def delete_unclaimed(data_dir: Path, now: datetime | None = None) -> int:
+async def delete_unclaimed(data_dir: Path, now: datetime | None = None, batch: int = CLEANUP_BATCH) -> int:
     """Delete uploads that no thread or reply claimed within UNCLAIMED_LIFETIME, files too;
     returns how many.
 
-    Each row is deleted by one statement that returns it, so when several workers run this at
-    once every file is removed by the one that deleted its row. A submit that names such an
-    upload afterwards gets "Invalid attachments", as for any id that is not a free upload.
+    A batch at a time, one short transaction each, so that a flood of uploads never holds the
+    writers' queue for long; each batch's files are removed after its rows are committed. Each
+    row is deleted by one statement that returns it, so when several workers run this at once
+    every file is removed by the one that deleted its row. A submit that names such an upload
+    afterwards gets "Invalid attachments", as for any id that is not a free upload.
     """
     before = (now or datetime.now(UTC)) - UNCLAIMED_LIFETIME
-    deleted = await transactional(attachments.delete_unclaimed_before)(before)
-    for application_id, storage_name in deleted:
-        remove_file(uploads_dir(data_dir, application_id) / storage_name)
-    if deleted:
-        logger.info("deleted %d uploads never attached to a thread", len(deleted))
-    return len(deleted)
+    total = 0
+    while True:
+        deleted = await transactional(attachments.delete_unclaimed_before)(before, batch)
+        for application_id, storage_name in deleted:
+            remove_file(uploads_dir(data_dir, application_id) / storage_name)
+        total += len(deleted)
+        if len(deleted) < batch:
+            break
+    if total:
+        logger.info("deleted %d uploads never attached to a thread", total)
+    return total

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from app.config import DEFAULT_QUOTAS, Quotas
 from app.db import transactional
 from app.errors import NotFound, ValidationError
 from app.models import SENTIMENTS
@@ -40,7 +41,9 @@ class ThreadDetails:
     tags: list[TagRow] = field(default_factory=list)
 
 
-async def create_thread(application: ApplicationRow, submission: Submission) -> ThreadRow:
+async def create_thread(
+    application: ApplicationRow, submission: Submission, quotas: Quotas = DEFAULT_QUOTAS
+) -> ThreadRow:
     """Create a thread with its sender, tags and attachments, committed before it returns.
 
     The sentiment is computed before the thread is written, so it is never visible without one.
@@ -50,7 +53,7 @@ async def create_thread(application: ApplicationRow, submission: Submission) -> 
     label = submission.sentiment or sentiment_analysis.analyze(
         submission.message, submission.language if submission.language_given else None
     )
-    return await write_thread(NewThread(application.id, submission, label))
+    return await write_thread(NewThread(application.id, submission, label, quotas.tags_per_application))
 
 
 @dataclass

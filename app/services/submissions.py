@@ -8,16 +8,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.config import DEFAULT_QUOTAS, Quotas
 from app.errors import ValidationError
 from app.i18n import N_, normalize_language
 from app.models import SENTIMENTS
-from app.services.attachments import MAX_ATTACHMENT_ID, MAX_ATTACHMENTS_PER_THREAD
-from app.services.tags import MAX_TAG_LENGTH, MAX_TAGS, normalize_tag
+from app.services.attachments import MAX_ATTACHMENT_ID
+from app.services.tags import MAX_TAG_LENGTH, normalize_tag
 from app.services.validation import decode_json, normalize_email, parse_int, storable, valid_id
 
 MIN_MESSAGE_LENGTH = 3
 MAX_MESSAGE_LENGTH = 20_000
-MAX_PROPERTIES_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,12 @@ class Submission:
     user_agent: str = ""
 
 
-def _parse_tags(value: object) -> tuple[str, ...]:
+def _parse_tags(value: object, quotas: Quotas) -> tuple[str, ...]:
+    """The submit's tag names, normalized and without repeats.
+
+    Too many names or a name too long is refused rather than cut: a tag silently shortened
+    or dropped would file the feedback where its sender did not mean it to go.
+    """
     if value is None or value == "":
         return ()
     if isinstance(value, str):
@@ -54,12 +59,14 @@ def _parse_tags(value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValidationError(N_("Invalid tags"))
     names = list(dict.fromkeys(normalize_tag(item) for item in value if item.strip()))
-    if len(names) > MAX_TAGS or any(len(name) > MAX_TAG_LENGTH for name in names):
-        raise ValidationError(N_("Invalid tags"))
+    if len(names) > quotas.tags_per_submit:
+        raise ValidationError(N_("Too many tags"))
+    if any(len(name) > min(quotas.tag_length, MAX_TAG_LENGTH) for name in names):
+        raise ValidationError(N_("Tag name too long"))
     return tuple(names)
 
 
-def _parse_properties(value: object) -> dict[str, Any] | list[Any]:
+def _parse_properties(value: object, quotas: Quotas) -> dict[str, Any] | list[Any]:
     if value is None or value == "":
         return []
     if isinstance(value, str):
@@ -69,12 +76,12 @@ def _parse_properties(value: object) -> dict[str, Any] | list[Any]:
             raise ValidationError(N_("Invalid properties")) from None
     if not isinstance(value, dict | list):
         raise ValidationError(N_("Invalid properties"))
-    if len(json.dumps(value)) > MAX_PROPERTIES_BYTES:
-        raise ValidationError(N_("Invalid properties"))
+    if len(json.dumps(value)) > quotas.properties_bytes:  # ASCII: \u escapes count as stored
+        raise ValidationError(N_("Properties too large"))
     return storable(value)
 
 
-def _parse_attachments(value: object) -> tuple[int, ...]:
+def _parse_attachments(value: object, quotas: Quotas) -> tuple[int, ...]:
     if value is None or value == "" or value == []:
         return ()
     if isinstance(value, str):
@@ -84,8 +91,10 @@ def _parse_attachments(value: object) -> tuple[int, ...]:
             raise ValidationError(N_("Invalid attachments")) from None
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
-    if not isinstance(value, list) or not value or len(value) > MAX_ATTACHMENTS_PER_THREAD:
+    if not isinstance(value, list) or not value:
         raise ValidationError(N_("Invalid attachments"))
+    if len(value) > quotas.files_per_thread:
+        raise ValidationError(N_("Too many files"))
     ids: list[int] = []
     for item in value:
         number = parse_int(item)
@@ -103,8 +112,11 @@ def _optional_text(value: object, limit: int, error: str) -> str:
     return value.strip()[:limit]
 
 
-def parse_submission(body: Mapping[str, object], caller_ip: str, user_agent: str) -> Submission:
-    """Validate a capture submit body in the specification's order: e-mail, message, then the rest."""
+def parse_submission(
+    body: Mapping[str, object], caller_ip: str, user_agent: str, quotas: Quotas = DEFAULT_QUOTAS
+) -> Submission:
+    """Validate a capture submit body in the specification's order: e-mail, message, then the rest,
+    within the deployment's ``quotas``."""
     raw_email = body.get("email")
     if raw_email is None or (isinstance(raw_email, str) and not raw_email.strip()):
         raise ValidationError(N_("Your email address is required"))
@@ -145,9 +157,9 @@ def parse_submission(body: Mapping[str, object], caller_ip: str, user_agent: str
         name=_optional_text(body.get("name"), 200, N_("Invalid name")),
         sentiment=sentiment,
         url=_optional_text(body.get("url"), 2048, N_("Invalid page URL")) or None,
-        tags=_parse_tags(body.get("tags")),
-        properties=_parse_properties(body.get("properties")),
-        attachments=_parse_attachments(body.get("attachments")),
+        tags=_parse_tags(body.get("tags"), quotas),
+        properties=_parse_properties(body.get("properties"), quotas),
+        attachments=_parse_attachments(body.get("attachments"), quotas),
         nps=nps,
         language=normalize_language(body.get("language")),
         language_given=body.get("language") not in (None, ""),

@@ -58,11 +58,28 @@ async def find_tag(application_id: int, name: str) -> TagRow | None:
     return await tags.tag_named(application_id, normalize_tag(name))
 
 
-async def ensure_tags(application_id: int, names: Sequence[str]) -> list[TagRow]:
-    """Create the tags that do not exist yet and return all of them (inside a transaction)."""
-    return await tags.ensure_tags(
-        application_id, {name: color_for(name) for name in names}, datetime.now(UTC)
+async def ensure_tags(application_id: int, names: Sequence[str], most: int | None = None) -> list[TagRow]:
+    """Create the tags that do not exist yet and return all of them (inside a transaction).
+
+    With ``most``, an application that has that many tags gets no new one: the new names are
+    left out of the answer, silently, because a submit's feedback matters more than its tags.
+    Concurrent PostgreSQL transactions may each take the last places, so the count can pass
+    ``most`` by a few batches' tags; it stays bounded.
+    """
+    if most is None:
+        return await tags.ensure_tags(
+            application_id, {name: color_for(name) for name in names}, datetime.now(UTC)
+        )
+    found = await tags.tags_named(application_id, names)
+    known = {tag.name for tag in found}
+    new = [name for name in names if name not in known]
+    room = most - await tags.count_up_to(application_id, most) if new else 0
+    if room <= 0:
+        return found
+    created = await tags.ensure_tags(
+        application_id, {name: color_for(name) for name in new[:room]}, datetime.now(UTC)
     )
+    return [*found, *created]
 
 
 async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[TagRow]]:

@@ -47,6 +47,8 @@ class NewThread:
     application_id: int
     submission: Submission
     sentiment: str
+    # Past this many tags in the application, the submit's new tag names are left out.
+    tags_per_application: int | None = None
 
 
 @dataclass
@@ -150,7 +152,9 @@ async def _tag_new_threads(
     """Link new (open) threads to their tags and count them on each tag; returns the tag ids."""
     tag_ids: dict[tuple[int, str], int] = {}
     missing: dict[int, set[str]] = defaultdict(set)
+    most: dict[int, int | None] = {}
     for item in items:
+        most[item.application_id] = item.tags_per_application
         for name in item.submission.tags:
             tag_id = known_tags.get(item.application_id, name)
             if tag_id is None:
@@ -158,7 +162,7 @@ async def _tag_new_threads(
             else:
                 tag_ids[(item.application_id, name)] = tag_id
     for application_id, names in missing.items():
-        for tag in await ensure_tags(application_id, sorted(names)):
+        for tag in await ensure_tags(application_id, sorted(names), most[application_id]):
             tag_ids[(application_id, tag.name)] = tag.id
     if not tag_ids:
         return tag_ids
@@ -166,6 +170,7 @@ async def _tag_new_threads(
         (thread.id, tag_ids[(item.application_id, name)])
         for item, thread in zip(items, written, strict=True)
         for name in item.submission.tags
+        if (item.application_id, name) in tag_ids
     ]
     await tags.insert_links(links)
     gained = Counter(tag_id for _, tag_id in links)

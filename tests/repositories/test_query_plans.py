@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 
 from tortoise import connections
 
-from app.repositories import replies, search, threads
+from app.repositories import attachments, replies, search, threads
 from app.repositories.inbox import ThreadQuery
 from app.services.search import SCAN_WINDOW
 from app.services.tags import find_tag_id
-from tests.factories import make_application, make_reply, make_thread, make_user
+from tests.factories import make_application, make_reply, make_thread, make_upload, make_user
 
 
 async def _plan(sql: str, backend: str) -> str:
@@ -163,3 +163,15 @@ async def test_replies_of_one_type_are_read_in_order_and_counted_from_their_inde
 
     assert "TEMP B-TREE" not in page_plan and "Sort" not in page_plan, page_plan
     assert index in page_plan and index in count_plan, (index, page_plan, count_plan)
+
+
+async def test_the_days_upload_quota_is_summed_off_an_index_of_the_application(backend):
+    agent = await make_user()
+    application = await make_application(agent)
+    thread = await make_thread(application, attachments=[await make_upload(application)])
+    await make_upload(application)
+
+    template, values = attachments.uploaded_since_statement(application.id, datetime.now(UTC), thread.id)
+    plan = await _plan(_inline(template, values), backend)
+
+    assert "SCAN attachments" not in plan and "Seq Scan" not in plan, plan

@@ -7,14 +7,20 @@ import asyncio
 import itertools
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from app.config import Quotas
 from app.db import atomic
+from app.errors import PayloadTooLarge, ValidationError
 from app.models import Attachment
 from app.services.attachments import (
     MAX_ATTACHMENT_ID,
     UNCLAIMED_LIFETIME,
     attachment_path,
+    check_daily_quota,
     delete_unclaimed,
     store_uploads,
+    uploads_dir,
 )
 from app.services.files import IncomingFile
 from app.services.replies import attachments_of_replies
@@ -124,3 +130,67 @@ async def test_housekeeping_deletes_old_uploads_while_serving(db, settings):
     await asyncio.wait_for(worker, 5)
 
     assert not await Attachment.exists(id=upload)
+
+
+async def test_more_files_than_the_quota_in_one_upload_are_refused_and_none_written(
+    db, application, settings
+):
+    names = [f"{n}.txt" for n in range(Quotas().files_per_upload + 1)]
+
+    with pytest.raises(ValidationError, match="Too many files"):
+        await store_uploads(application, files(*names), settings.data_dir, 1000)
+
+    assert not await Attachment.exists()
+    assert not uploads_dir(settings.data_dir, application.id).exists()
+
+
+async def test_uploads_past_the_days_quota_are_refused_and_none_written(db, application, settings):
+    quotas = Quotas(upload_bytes_per_day=100)
+    await store_uploads(application, [IncomingFile("a.bin", b"x" * 60)], settings.data_dir, 1000, quotas)
+
+    with pytest.raises(PayloadTooLarge, match="Upload quota exceeded for today"):
+        await store_uploads(application, [IncomingFile("b.bin", b"x" * 41)], settings.data_dir, 1000, quotas)
+
+    assert await Attachment.all().count() == 1
+    assert len(list(uploads_dir(settings.data_dir, application.id).iterdir())) == 1
+
+
+async def test_files_claimed_by_todays_threads_count_toward_the_quota(db, application, settings):
+    quotas = Quotas(upload_bytes_per_day=100)
+    ids = await store_uploads(
+        application, [IncomingFile("a.bin", b"x" * 60)], settings.data_dir, 1000, quotas
+    )
+    await make_thread(application, attachments=ids)
+
+    with pytest.raises(PayloadTooLarge):
+        await check_daily_quota(application.id, 41, quotas)
+    await check_daily_quota(application.id, 40, quotas)
+
+
+async def test_yesterdays_uploads_do_not_count_toward_todays_quota(db, application, settings):
+    quotas = Quotas(upload_bytes_per_day=100)
+    ids = await store_uploads(
+        application, [IncomingFile("a.bin", b"x" * 60)], settings.data_dir, 1000, quotas
+    )
+    await make_thread(application, attachments=ids)
+
+    await check_daily_quota(application.id, 100, quotas, now=datetime.now(UTC) + timedelta(days=1))
+
+
+async def test_another_applications_uploads_do_not_count_toward_the_quota(db, agent, application, settings):
+    quotas = Quotas(upload_bytes_per_day=100)
+    other = await make_application(agent)
+    await store_uploads(other, [IncomingFile("a.bin", b"x" * 100)], settings.data_dir, 1000, quotas)
+
+    await check_daily_quota(application.id, 100, quotas)
+
+
+async def test_unclaimed_uploads_are_deleted_in_batches(db, application, settings):
+    for _ in range(3):
+        await store_uploads(application, files("a.txt", "b.txt"), settings.data_dir, 1000)
+    await atomic(lambda: Attachment.all().update(created_at=datetime.now(UTC) - timedelta(days=2)))
+
+    assert await delete_unclaimed(settings.data_dir, batch=4) == 6
+
+    assert not await Attachment.exists()
+    assert not list(uploads_dir(settings.data_dir, application.id).iterdir())

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from app.config import Quotas
 from app.errors import ValidationError
 from app.services.submissions import MAX_MESSAGE_LENGTH, parse_submission
+from app.services.tags import MAX_TAG_LENGTH
 
 VALID = {"email": "Ann@Example.org", "message": "  The export fails.  "}
 
@@ -59,3 +61,41 @@ def test_without_a_language_it_is_english_and_detected_later():
     submission = parse()
 
     assert (submission.language, submission.language_given) == ("en", False)
+
+
+def test_more_tags_than_the_quota_are_refused():
+    with pytest.raises(ValidationError, match="Too many tags"):
+        parse(tags=[f"t{n}" for n in range(Quotas().tags_per_submit + 1)])
+
+
+def test_tags_up_to_the_quota_are_kept():
+    assert len(parse(tags=[f"t{n}" for n in range(Quotas().tags_per_submit)]).tags) == 10
+
+
+def test_a_tag_longer_than_the_quota_is_refused_not_cut():
+    with pytest.raises(ValidationError, match="Tag name too long"):
+        parse(tags=["x" * (Quotas().tag_length + 1)])
+
+
+def test_a_tag_length_quota_past_the_column_is_held_to_the_column():
+    quotas = Quotas(tag_length=500)
+
+    with pytest.raises(ValidationError, match="Tag name too long"):
+        parse_submission({**VALID, "tags": ["x" * (MAX_TAG_LENGTH + 1)]}, "203.0.113.7", "a", quotas)
+
+
+def test_more_attachments_than_the_quota_are_refused():
+    with pytest.raises(ValidationError, match="Too many files"):
+        parse(attachments=list(range(1, Quotas().files_per_thread + 2)))
+
+
+def test_properties_over_the_quota_are_refused():
+    with pytest.raises(ValidationError, match="Properties too large"):
+        parse(properties={"notes": "x" * Quotas().properties_bytes})
+
+
+def test_quotas_are_the_callers():
+    quotas = Quotas(tags_per_submit=2)
+
+    with pytest.raises(ValidationError, match="Too many tags"):
+        parse_submission({**VALID, "tags": "a,b,c"}, "203.0.113.7", "agent/1.0", quotas)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from app.config import Quotas
+from app.db import atomic
 from app.errors import ValidationError
 from app.models import FeedbackTag, Tag
 from app.services.feedback import set_archived
@@ -11,6 +13,7 @@ from app.services.tags import (
     MAX_TAGS,
     add_tag_to_thread,
     color_for,
+    ensure_tags,
     find_tag_id,
     list_tags,
     normalize_tag,
@@ -69,7 +72,9 @@ async def test_untagging_uncounts_and_another_applications_tag_is_left_alone(db)
 
 async def test_a_thread_keeps_at_most_the_maximum_of_tags(db):
     application = await make_application(await make_user())
-    thread = await make_thread(application, tags=[f"t{n}" for n in range(MAX_TAGS)])
+    thread = await make_thread(
+        application, tags=[f"t{n}" for n in range(MAX_TAGS)], quotas=Quotas(tags_per_submit=MAX_TAGS)
+    )
 
     with pytest.raises(ValidationError, match="at most"):
         await add_tag_to_thread(application, thread, "one too many")
@@ -85,3 +90,22 @@ async def test_invalid_names_are_refused(db, name):
 
     with pytest.raises(ValidationError):
         await add_tag_to_thread(application, thread, name)
+
+
+async def test_ensuring_tags_past_the_quota_returns_only_those_that_exist(db):
+    application = await make_application(await make_user())
+    await make_thread(application, tags=["alpha", "beta"])
+
+    found = await atomic(lambda: ensure_tags(application.id, ["alpha", "gamma"], most=2))
+
+    assert [tag.name for tag in found] == ["alpha"]
+    assert not await Tag.exists(application_id=application.id, name="gamma")
+
+
+async def test_ensuring_tags_fills_the_room_left_under_the_quota(db):
+    application = await make_application(await make_user())
+    await make_thread(application, tags=["alpha"])
+
+    found = await atomic(lambda: ensure_tags(application.id, ["beta", "gamma", "delta"], most=3))
+
+    assert sorted(tag.name for tag in found) == ["beta", "gamma"]

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from app.config import Quotas
 from app.db import atomic
 from app.errors import ValidationError
 from app.models import Application, Feedback, FeedbackTag, Member, Tag
@@ -158,3 +159,30 @@ async def test_submits_waiting_when_the_worker_stops_are_answered_with_an_error(
 
     assert all(isinstance(result, asyncio.CancelledError | ThreadRow) for result in results)
     assert any(isinstance(result, asyncio.CancelledError) for result in results)
+
+
+async def test_new_tags_past_the_applications_quota_are_left_out_and_the_thread_is_kept(
+    application: ApplicationRow,
+):
+    quotas = Quotas(tags_per_application=2)
+    await create_thread(application, _submission(email="a@example.org", tags=["bug", "ui"]), quotas)
+
+    thread = await create_thread(application, _submission(email="b@example.org", tags=["bug", "new"]), quotas)
+
+    assert await _tag_counts(application) == {"bug": 2, "ui": 1}
+    assert await FeedbackTag.filter(feedback_id=thread.id).count() == 1
+
+
+async def test_concurrent_submits_past_the_tags_quota_are_all_written(application: ApplicationRow):
+    quotas = Quotas(tags_per_application=3)
+
+    written = await asyncio.gather(
+        *(
+            create_thread(application, _submission(email=f"c{n}@example.org", tags=[f"t{n}"]), quotas)
+            for n in range(8)
+        )
+    )
+
+    assert len(written) == 8
+    assert await Tag.filter(application_id=application.id).count() == 3
+    assert await Feedback.filter(application_id=application.id).count() == 8

@@ -21,7 +21,7 @@ from app.db import transactional
 from app.errors import DomainError
 from app.repositories import outbox
 from app.repositories.attachments import AttachmentRow
-from app.services.attachments import MAX_ATTACHMENTS_PER_THREAD, record_uploads, remove_uploads, write_uploads
+from app.services.attachments import record_uploads, remove_uploads, write_uploads
 from app.services.feedback import create_thread
 from app.services.files import IncomingFile
 from app.services.mail.addresses import Recipient, resolve_recipient
@@ -111,7 +111,7 @@ def _write_files(
     for incoming in mail.files:
         if len(incoming.content) > settings.max_upload_bytes:
             dropped.append(f"{incoming.filename} (too large)")
-        elif len(kept) >= MAX_ATTACHMENTS_PER_THREAD:
+        elif len(kept) >= settings.quotas.files_per_thread:
             dropped.append(f"{incoming.filename} (too many files)")
         else:
             kept.append(incoming)
