@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from app.errors import ValidationError
 from app.models import SENTIMENTS
-from app.services.validation import MAX_ID, parse_bool, parse_int, valid_id
+from app.services.validation import MAX_ID, parse_bool, parse_int, storable, valid_id
 
 MAX_QUERY_LENGTH = 200
 MAX_NPS = 10
@@ -109,7 +109,8 @@ def parse_filters(args: Mapping[str, str]) -> ThreadFilters:
     sentiment = _given(args, "sentiment")
     if sentiment is not None and sentiment not in SENTIMENTS:
         raise ValidationError("The sentiment field must be one of %(values)s.", values=", ".join(SENTIMENTS))
-    query = args.get("q") or ""
+    # Text from a query string may hold NUL, which PostgreSQL refuses in a text parameter.
+    query = storable(args.get("q") or "")
     if len(query) > MAX_QUERY_LENGTH:
         raise ValidationError(
             "The q field must not be greater than %(max)d characters.", max=MAX_QUERY_LENGTH
@@ -121,7 +122,7 @@ def parse_filters(args: Mapping[str, str]) -> ThreadFilters:
     return ThreadFilters(
         archived=bool(_boolean(args, "archived")),
         sentiment=sentiment,
-        tag=(_given(args, "tag") or "").strip() or None,
+        tag=storable(_given(args, "tag") or "").strip() or None,
         query=query,
         since=_moment(args, "since"),
         until=_moment(args, "until"),

@@ -346,3 +346,10 @@ async def test_replies_filters_of_another_users_application_are_not_found(api, a
     )
 
     await assert_error(response, 404, "Invalid application")
+
+
+async def test_a_nul_in_the_search_text_is_dropped_not_sent_to_the_database(api, token, application):
+    thread = await make_thread(application, message="Refund please")
+
+    assert await listed_ids(api, token, application, "q=Ref%00und&tag=x%00") == []
+    assert await listed_ids(api, token, application, "q=Ref%00und") == [thread.id]

@@ -151,15 +151,21 @@ async def test_replies_of_one_type_are_read_in_order_and_counted_from_their_inde
     chosen = replies.ReplyFilter(kind="note")
     index = await _type_index(backend)
     if backend == "postgres":
-        # Statistics left by earlier tests can make another index of the application's replies
-        # look as cheap on a table this small; with current ones the type's selectivity shows.
-        await connections.get("default").execute_script("ANALYZE replies")
-
-    template, values = replies.page_statement(application.id, chosen, limit=50, offset=0)
-    page_plan = await _plan(_inline(template, values), backend)
-    conditions, condition_values = chosen.conditions()
-    count = "SELECT COUNT(*) FROM replies r WHERE r.application_id = {}" + conditions
-    count_plan = await _plan(_inline(count, [application.id, *condition_values]), backend)
+        # On a three-row table PostgreSQL may sort a bitmap scan's rows, or read another index
+        # of the application's replies, depending on statistics left by earlier tests: with
+        # current statistics and neither shortcut, the question is whether this index serves.
+        await connections.get("default").execute_script(
+            "ANALYZE replies; SET enable_sort = off; SET enable_bitmapscan = off"
+        )
+    try:
+        template, values = replies.page_statement(application.id, chosen, limit=50, offset=0)
+        page_plan = await _plan(_inline(template, values), backend)
+        conditions, condition_values = chosen.conditions()
+        count = "SELECT COUNT(*) FROM replies r WHERE r.application_id = {}" + conditions
+        count_plan = await _plan(_inline(count, [application.id, *condition_values]), backend)
+    finally:
+        if backend == "postgres":
+            await connections.get("default").execute_script("RESET enable_sort; RESET enable_bitmapscan")
 
     assert "TEMP B-TREE" not in page_plan and "Sort" not in page_plan, page_plan
     assert index in page_plan and index in count_plan, (index, page_plan, count_plan)
