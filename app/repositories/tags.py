@@ -13,6 +13,7 @@ from app.repositories.sql import (
     insert_rows,
     moment,
     parameters,
+    postgres,
     read_moment,
     select,
     select_one,
@@ -93,6 +94,28 @@ async def count_up_to(application_id: int, most: int) -> int:
         [application_id, most],
     )
     return int(row["total"]) if row else 0
+
+
+async def search_tags(application_id: int, text: str, limit: int) -> list[TagRow]:
+    """The application's tags whose name contains ``text``, by name, at most ``limit``.
+
+    The (application, name) index is walked in name order and the walk stops at the
+    ``limit``-th match, so a common text reads a few entries; a rare one reads the
+    application's tags, which the capture quota keeps to about a thousand.
+    """
+    rows = await select(*search_statement(application_id, text, limit))
+    return [tag_of(row) for row in rows]
+
+
+def search_statement(application_id: int, text: str, limit: int) -> tuple[str, list[object]]:
+    """The statement of :func:`search_tags` (its plan is tested); names are unique in an
+    application, so the name alone orders them, as the index does."""
+    contains = "strpos(t.name, {}) > 0" if postgres() else "instr(t.name, {}) > 0"
+    return (
+        f"SELECT {columns('t', TAG_COLUMNS)} FROM tags t WHERE t.application_id = {{}} AND {contains} "
+        "ORDER BY t.name LIMIT {}",
+        [application_id, text, limit],
+    )
 
 
 async def ensure_tags(application_id: int, colors: Mapping[str, str], now: datetime) -> list[TagRow]:

@@ -13,6 +13,7 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
 from app.services import counters
+from app.services.validation import storable
 
 PALETTE = (
     "#e5484d",
@@ -30,6 +31,7 @@ PALETTE = (
 )
 MAX_TAG_LENGTH = 64
 MAX_TAGS = 20
+SEARCH_LIMIT = 20
 
 
 def color_for(name: str) -> str:
@@ -56,6 +58,13 @@ async def find_tag_id(application_id: int, name: str) -> int | None:
 async def find_tag(application_id: int, name: str) -> TagRow | None:
     """An application's tag named ``name`` (normalized) with its thread counts, None when it has none."""
     return await tags.tag_named(application_id, normalize_tag(name))
+
+
+async def search_tags(application_id: int, text: object) -> list[TagRow]:
+    """At most SEARCH_LIMIT tags of an application whose name contains ``text``, by name: what a
+    tag picker offers, instead of every tag of the application."""
+    query = storable(normalize_tag(text)[:MAX_TAG_LENGTH]) if isinstance(text, str) else ""
+    return await tags.search_tags(application_id, query, SEARCH_LIMIT)
 
 
 async def ensure_tags(application_id: int, names: Sequence[str], most: int | None = None) -> list[TagRow]:

@@ -18,7 +18,7 @@ from app.repositories.threads import SenderRow, ThreadRow
 from app.services import export
 from app.services.applications import get_application
 from app.services.inbox import PAGE_SIZE, InboxFilters, InboxPage, search_threads
-from app.services.tags import list_tags
+from app.services.tags import search_tags as find_tags
 from app.services.thread_filters import ThreadFilters
 from app.services.validation import parse_int, valid_id
 from app.views.rendering import is_htmx, render_template, template_macro
@@ -112,7 +112,6 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
         "lines": inbox_lines(application, page, inbox_filters(request.args)),
         "filters": filters,
         "current": current,
-        "tags": await list_tags(application.id),
         "sentiments": SENTIMENTS,
         "older_url": inbox_url(application, **current, before=page.next_before) if page.next_before else None,
         "newest_url": inbox_url(application, **current) if filters["before"] else None,
@@ -133,6 +132,19 @@ async def list_threads(application_id: int) -> tuple[str, int] | str:
     if is_htmx() and not request.headers.get("HX-History-Restore-Request"):
         return await render_template("partials/inbox/results.html", **context)
     return await render_template("inbox/list.html", **context)
+
+
+@blueprint.get("/applications/<id:application_id>/tags/search")
+@agent_required
+async def search_tags(application_id: int) -> str:
+    """Tags matching what the agent types in a tag picker (the inbox's filter, a thread's add
+    tag field): a short list, so that no page carries every tag of the application. The text
+    comes as ``q``, or under the name of the picker's field."""
+    application = await get_application(current_agent(), application_id)
+    args = request.args
+    query = args.get("q") or args.get("tag") or args.get("name") or ""
+    tags = await find_tags(application.id, query)
+    return await render_template("partials/tags/matches.html", tags=tags, query=query.strip())
 
 
 @blueprint.get("/applications/<id:application_id>/feedback/export")

@@ -16,7 +16,7 @@ from app.services.feedback import get_thread, get_thread_details, set_archived, 
 from app.services.mail.outbox import delivery_status_of_replies
 from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
-from app.services.tags import add_tag_to_thread, list_tags, remove_tag_from_thread
+from app.services.tags import add_tag_to_thread, remove_tag_from_thread
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import HELPERS, display_properties, inbox_filters
@@ -60,7 +60,6 @@ async def _thread_context(
         "email_sending": current_app.config["EARFUL"].smtp_url is not None,
         "notes_allowed": await includes_internal_notes(application),
         "notes_reason": NOTES_REASON,
-        "all_tags": await list_tags(application.id),
         "reply_form": reply_form or ReplyForm(),
         "reply_error": reply_error,
         "tag_form": tag_form or TagForm(),

@@ -16,6 +16,19 @@
     });
   });
 
+  // Tag pickers: a matching tag picked from the list fills the field and submits its form
+  // (the inbox's filter, a thread's add tag form), as typing the name and pressing Enter would.
+  document.addEventListener("click", function (event) {
+    var pick = event.target.closest("[data-tag-pick]");
+    if (!pick) return;
+    var picker = pick.closest("[data-tag-picker]");
+    var field = picker && picker.querySelector("input");
+    if (!field || !field.form) return;
+    field.value = pick.getAttribute("data-tag-pick");
+    picker.querySelector(".tag-matches").replaceChildren();
+    field.form.requestSubmit();
+  });
+
   // Charts wider than a phone's screen scroll sideways; start them at their latest day.
   document.querySelectorAll("[data-scroll-end]").forEach(function (el) { el.scrollLeft = el.scrollWidth; });
 
