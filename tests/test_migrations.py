@@ -189,7 +189,32 @@ async def test_upgrade_run_again_changes_nothing(empty_database):
     assert await schema_of(empty_database) == before
 
 
-BACKFILL_SCRIPT = """
+OLD_APPLICATION = """
+async def old_application():
+    # An application as the schema before 0013 holds it: the factories write today's columns.
+    import dataclasses
+    from datetime import UTC, datetime
+    from tortoise import connections
+    from app.repositories.applications import ApplicationRow
+    user = await make_user()
+    now = datetime.now(UTC)
+    values = dict(owner_id=user.id, organization_id=None, name="Old", url=None, logo_name=None,
+        key_javascript="kj", key_ios="ki", key_android="ka", key_api="kp", intake_token="it",
+        uploads_enabled=True, target_average_first_reply_time=86400, first_reply_total=0,
+        first_reply_count=0, open_threads=0, archived_threads=0, reply_count=0)
+    names = [*values, "created_at", "updated_at"]
+    postgres = connections.get("default").capabilities.dialect == "postgres"
+    marks = ", ".join("$%d" % (n + 1) if postgres else "?" for n in range(len(names)))
+    [row] = await atomic(lambda: connections.get("default").execute_query_dict(
+        f"INSERT INTO applications ({', '.join(names)}) VALUES ({marks}) RETURNING id",
+        [*values.values(), now, now]))
+    return ApplicationRow(id=row["id"], **values, capture_enabled=True, submits_per_minute=None,
+        opens_per_minute=None, uploads_per_minute=None, submits_per_minute_total=None,
+        allowed_origins=(), created_at=now, updated_at=now)
+"""
+
+BACKFILL_SCRIPT = (
+    """
 import asyncio, json, sys
 from datetime import UTC, datetime
 from tortoise import Tortoise
@@ -197,14 +222,16 @@ from tortoise.migrations.api.migrate import migrate
 from app.db import atomic, close_database, ensure_sqlite_directory, open_database, tortoise_config
 from app.db import upgrade_database
 from app.models import Reply, ReplyDay
-from tests.factories import make_application, make_thread, make_user
-
+from tests.factories import make_thread, make_user
+"""
+    + OLD_APPLICATION
+    + """
 async def main(url):
     ensure_sqlite_directory(url)
     await migrate(config=tortoise_config(url), target="models.0005_search_indexes")
     await Tortoise.close_connections()
     await open_database(url)
-    application = await make_application(await make_user())
+    application = await old_application()
     thread = await make_thread(application)
     for day in (21, 21, 22):
         reply = await atomic(lambda: Reply.create(
@@ -222,6 +249,7 @@ async def main(url):
 
 asyncio.run(main(sys.argv[1]))
 """
+)
 
 
 async def test_upgrade_counts_the_replies_already_written_per_utc_day(empty_database):
@@ -230,21 +258,24 @@ async def test_upgrade_counts_the_replies_already_written_per_utc_day(empty_data
     assert json.loads(output.strip().splitlines()[-1]) == [["2026-11-21", 2], ["2026-11-22", 1]]
 
 
-ATTACHMENT_IDS_SCRIPT = """
+ATTACHMENT_IDS_SCRIPT = (
+    """
 import asyncio, json, sys
 from tortoise import Tortoise, connections
 from tortoise.migrations.api.migrate import migrate
 from app.db import atomic, close_database, ensure_sqlite_directory, open_database, tortoise_config
 from app.db import upgrade_database
 from app.models import Attachment
-from tests.factories import make_application, make_user
-
+from tests.factories import make_user
+"""
+    + OLD_APPLICATION
+    + """
 async def main(url):
     ensure_sqlite_directory(url)
     await migrate(config=tortoise_config(url), target="models.0009_sign_in_throttles")
     await Tortoise.close_connections()
     await open_database(url)
-    application = await make_application(await make_user())
+    application = await old_application()
     await atomic(lambda: connections.get("default").execute_script(
         "INSERT INTO attachments (application_id, name, mime_type, size, storage_name, token, created_at) "
         f"VALUES ({application.id}, 'old.txt', 'text/plain', 3, 'x', 't', '2026-11-01 10:00:00+00:00')"
@@ -258,6 +289,7 @@ async def main(url):
 
 asyncio.run(main(sys.argv[1]))
 """
+)
 
 
 async def test_upgrade_keeps_the_ids_of_existing_attachments(empty_database):

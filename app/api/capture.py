@@ -58,7 +58,9 @@ def _language(body: dict[str, object] | None = None) -> str:
 
 
 async def _application(application_id: str, missing: str) -> ApplicationRow:
-    return await authenticate_capture(parse_id(application_id, missing), request.args.get("key"), missing)
+    return await authenticate_capture(
+        parse_id(application_id, missing), request.args.get("key"), missing, request.headers.get("Origin")
+    )
 
 
 @blueprint.post("/applications/<application_id>/open")

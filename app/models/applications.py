@@ -36,6 +36,14 @@ class Application(Model):
     intake_token = fields.CharField(max_length=32)
     uploads_enabled = fields.BooleanField(default=True)
     target_average_first_reply_time = fields.IntField(default=86400)
+    # The capture API's switch and limits (per minute; null takes the deployment's default).
+    capture_enabled = fields.BooleanField(default=True, db_default=True)
+    submits_per_minute = fields.IntField(null=True)
+    opens_per_minute = fields.IntField(null=True)
+    uploads_per_minute = fields.IntField(null=True)
+    submits_per_minute_total = fields.IntField(null=True)
+    # Origins allowed to use the javascript key, one per line; empty for any origin.
+    allowed_origins = fields.TextField(default="", db_default="")
     first_reply_total = fields.BigIntField(default=0)
     first_reply_count = fields.IntField(default=0)
     open_threads = fields.IntField(default=0)

@@ -23,7 +23,13 @@ LANGUAGE = query(
     {"type": "string", "enum": list(LANGUAGES)},
     "Language of the answer's text (submit also reads it from the body); English by default.",
 )
-NOT_AUTHORIZED = translated("The key is missing or wrong.", N_("Not authorized"))
+NOT_AUTHORIZED = translated(
+    "The key is missing or wrong, the application's capture is switched off, or the javascript key "
+    "was used from an origin the application does not allow.",
+    N_("Not authorized"),
+    N_("Capture disabled"),
+    N_("Origin not allowed"),
+)
 TOO_LARGE = translated("The request is over the size limit.", N_("Request too large"), N_("File too large"))
 
 SUBMISSION: Schema = {

@@ -13,6 +13,7 @@ from app.openapi.responses import (
     text,
 )
 from app.openapi.schemas import SENTIMENT, Schema, list_of, ref
+from app.services.capture_settings import LIMIT_FIELDS as CAPTURE_LIMITS
 from app.services.organizations import OWNERS_ONLY
 from app.services.thread_filters import MAX_QUERY_LENGTH, MAX_TIMESTAMP
 from app.services.validation import MAX_ID
@@ -108,6 +109,20 @@ APPLICATION_FIELDS: Schema = {
             "pattern": "^[0-9]+$",
             "description": "Seconds; default 86400.",
         },
+        "capture_enabled": {**BOOLEAN_TEXT, "description": "Default true; false refuses capture requests."},
+        **{
+            name: {
+                "type": "string",
+                "pattern": "^[0-9]*$",
+                "description": "Requests per minute, 1 to 1000000; empty for the default.",
+            }
+            for name in CAPTURE_LIMITS
+        },
+        "allowed_origins": {
+            "type": "string",
+            "description": "Origins allowed to use the javascript key, separated by new lines, commas "
+            "or spaces (`https://shop.example.com`); empty for any origin.",
+        },
     },
 }
 APPLICATION_BODY: dict[str, Any] = {
@@ -138,6 +153,11 @@ APPLICATION_BODY: dict[str, Any] = {
                     "organization_id": {"type": ["integer", "null"]},
                     "uploads_enabled": {"type": "boolean"},
                     "target_average_first_reply_time": {"type": "integer", "minimum": 0},
+                    "capture_enabled": {"type": "boolean"},
+                    **{name: {"type": ["integer", "null"], "minimum": 1} for name in CAPTURE_LIMITS},
+                    "allowed_origins": {
+                        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]
+                    },
                 },
             }
         },

@@ -78,6 +78,13 @@ APPLICATION_KEYS = closed(
     }
 )
 
+
+def _per_minute(what: str, default: int) -> Schema:
+    return nullable(
+        {"type": "integer", "minimum": 1, "description": f"{what}; null for the default ({default})."}
+    )
+
+
 APPLICATION = closed(
     {
         "id": ID,
@@ -92,6 +99,19 @@ APPLICATION = closed(
         },
         "target_average_first_reply_time": {"type": "integer", "minimum": 0, "description": "Seconds."},
         "uploads_enabled": {"type": "boolean", "description": "Whether the capture API accepts uploads."},
+        "capture_enabled": {
+            "type": "boolean",
+            "description": "Whether the capture API takes requests at all (403 `Capture disabled` when off).",
+        },
+        "submits_per_minute": _per_minute("Submits per minute from one address", 10),
+        "opens_per_minute": _per_minute("Opens per minute from one address", 60),
+        "uploads_per_minute": _per_minute("Uploads per minute from one address", 20),
+        "submits_per_minute_total": _per_minute("Submits per minute from all addresses together", 600),
+        "allowed_origins": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Origins whose pages may use the javascript key; empty for any origin.",
+        },
         "keys": ref("ApplicationKeys"),
         "created_at": TIMESTAMP,
         "updated_at": TIMESTAMP,

@@ -37,6 +37,12 @@ class ApplicationRow:
     intake_token: str
     uploads_enabled: bool
     target_average_first_reply_time: int
+    capture_enabled: bool
+    submits_per_minute: int | None
+    opens_per_minute: int | None
+    uploads_per_minute: int | None
+    submits_per_minute_total: int | None
+    allowed_origins: tuple[str, ...]
     first_reply_total: int
     first_reply_count: int
     open_threads: int
@@ -56,13 +62,19 @@ class ApplicationRow:
 APPLICATION_COLUMNS = (
     "id", "owner_id", "organization_id", "name", "url", "logo_name", "key_javascript", "key_ios",
     "key_android", "key_api", "intake_token", "uploads_enabled", "target_average_first_reply_time",
-    "first_reply_total", "first_reply_count", "open_threads", "archived_threads", "reply_count",
+    "capture_enabled", "submits_per_minute", "opens_per_minute", "uploads_per_minute",
+    "submits_per_minute_total", "allowed_origins", "first_reply_total", "first_reply_count", "open_threads",
+    "archived_threads", "reply_count",
     "created_at", "updated_at",
 )  # fmt: skip
 # What a settings change may write (the service validates the values).
 SETTINGS = frozenset(
-    {"name", "url", "logo_name", "organization_id", "uploads_enabled", "target_average_first_reply_time"}
-)
+    {
+        "name", "url", "logo_name", "organization_id", "uploads_enabled", "target_average_first_reply_time",
+        "capture_enabled", "submits_per_minute", "opens_per_minute", "uploads_per_minute",
+        "submits_per_minute_total", "allowed_origins",
+    }
+)  # fmt: skip
 COUNTERS = frozenset(
     {"open_threads", "archived_threads", "reply_count", "first_reply_total", "first_reply_count"}
 )
@@ -89,6 +101,12 @@ def application_of(row: Row) -> ApplicationRow:
         intake_token=row["a.intake_token"],
         uploads_enabled=bool(row["a.uploads_enabled"]),
         target_average_first_reply_time=row["a.target_average_first_reply_time"],
+        capture_enabled=bool(row["a.capture_enabled"]),
+        submits_per_minute=row["a.submits_per_minute"],
+        opens_per_minute=row["a.opens_per_minute"],
+        uploads_per_minute=row["a.uploads_per_minute"],
+        submits_per_minute_total=row["a.submits_per_minute_total"],
+        allowed_origins=tuple((row["a.allowed_origins"] or "").split()),
         first_reply_total=row["a.first_reply_total"],
         first_reply_count=row["a.first_reply_count"],
         open_threads=row["a.open_threads"],
@@ -171,6 +189,8 @@ async def insert_application(
         "intake_token": intake_token,
         "uploads_enabled": True,
         "target_average_first_reply_time": 86400,
+        "capture_enabled": True,
+        "allowed_origins": "",
         **dict.fromkeys(sorted(COUNTERS), 0),
         **keys,
         **settings,

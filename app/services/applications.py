@@ -17,6 +17,7 @@ from app.repositories import applications, organizations
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.organizations import OrganizationRow
+from app.services.capture_settings import clean_capture_fields, origin_allowed
 from app.services.files import EXTENSIONS, IMAGE_TYPES, IncomingFile, remove_file, sniff_mime_type, write_file
 from app.services.organizations import check_can_move_application
 from app.services.security import random_token, secrets_match
@@ -109,6 +110,7 @@ async def _clean_fields(
                 max=MAX_TARGET_SECONDS,
             )
         fields["target_average_first_reply_time"] = target
+    fields.update(clean_capture_fields(data))
     if "organization_id" in data:
         fields["organization_id"] = await _check_organization(
             user, data["organization_id"], current.organization_id if current else None
@@ -259,8 +261,11 @@ def forget_capture_cache() -> None:
     _capture_cache.clear()
 
 
-async def authenticate_capture(application_id: int, key: str | None, missing: str) -> ApplicationRow:
-    """The application of a capture request, checked in the contract's order: exists, then key.
+async def authenticate_capture(
+    application_id: int, key: str | None, missing: str, origin: str | None = None
+) -> ApplicationRow:
+    """The application of a capture request, checked in the contract's order: exists, key, the
+    application's capture switch, then (for the javascript key only) the request's ``Origin``.
 
     Every platform key is compared, in constant time, whatever matched before.
     """
@@ -268,9 +273,15 @@ async def authenticate_capture(application_id: int, key: str | None, missing: st
     if application is None:
         raise NotFound(missing)
     given = key or ""
-    matches = [secrets_match(given, getattr(application, f"key_{p}")) for p in PLATFORMS]
-    if not key or not any(matches):
+    matches = {p: secrets_match(given, getattr(application, f"key_{p}")) for p in PLATFORMS}
+    if not key or not any(matches.values()):
         raise Forbidden(N_("Not authorized"))
+    if not application.capture_enabled:
+        raise Forbidden(N_("Capture disabled"))
+    # The javascript key is public (it sits in the customer's page); the list of origins keeps
+    # other sites from posting with it. The server keys are secret and come from no browser.
+    if matches["javascript"] and not origin_allowed(application.allowed_origins, origin):
+        raise Forbidden(N_("Origin not allowed"))
     return application
 
 
