@@ -12,6 +12,7 @@ from app.db import close_database, open_database
 from app.failures import register_failure_handling
 from app.routing import IdConverter
 from app.services import sentiment, users
+from app.services.capture_limits import CaptureLimiter
 
 
 def tune_garbage_collection() -> None:
@@ -40,6 +41,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     assert isinstance(app.json, DefaultJSONProvider)
     app.json.sort_keys = False
     app.config["EARFUL"] = config
+    app.extensions["earful_capture_limiter"] = CaptureLimiter.from_settings(config)
     app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes
     app.secret_key = config.secret_key
     app.url_map.converters["id"] = IdConverter
@@ -75,6 +77,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
 
     @app.after_serving
     async def stop() -> None:
+        await app.extensions["earful_capture_limiter"].close()
         if manage_db:
             await close_database()
 

@@ -31,6 +31,21 @@ DEFAULT_QUOTAS = Quotas()
 
 
 @dataclass(frozen=True)
+class CaptureLimits:
+    """The capture API's rate limits, per minute, where an application sets none of its own.
+
+    Per address they are what one person typing into a widget never reaches, yet a script looping
+    on a public key soon does; the ceiling bounds what many addresses together can add to one
+    inbox, and is a defence against a botnet rather than a quota.
+    """
+
+    submits_per_minute: int = 10
+    opens_per_minute: int = 60
+    uploads_per_minute: int = 20
+    submits_per_minute_total: int = 600
+
+
+@dataclass(frozen=True)
 class Settings:
     """Runtime configuration of one Earful deployment."""
 
@@ -47,6 +62,10 @@ class Settings:
     trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = field(default=())
     session_idle_minutes: int = 720
     quotas: Quotas = field(default_factory=Quotas)
+    capture_limits: CaptureLimits = field(default_factory=CaptureLimits)
+    # Shared rate-limit counters for every worker and server; None keeps them in each worker.
+    redis_url: str | None = None
+    redis_key_prefix: str = "earful"
 
     @property
     def uploads_dir(self) -> Path:
@@ -112,6 +131,33 @@ def _quotas(env: Mapping[str, str]) -> Quotas:
     )
 
 
+CAPTURE_LIMIT_VARIABLES = {
+    "submits_per_minute": "EARFUL_SUBMITS_PER_MINUTE",
+    "opens_per_minute": "EARFUL_OPENS_PER_MINUTE",
+    "uploads_per_minute": "EARFUL_UPLOADS_PER_MINUTE",
+    "submits_per_minute_total": "EARFUL_SUBMITS_PER_MINUTE_TOTAL",
+}
+
+
+def _capture_limits(env: Mapping[str, str]) -> CaptureLimits:
+    """The deployment's default rate limits: each EARFUL_*_PER_MINUTE variable, else its default."""
+    defaults = CaptureLimits()
+    return CaptureLimits(
+        **{
+            name: _positive_int(env, variable, getattr(defaults, name))
+            for name, variable in CAPTURE_LIMIT_VARIABLES.items()
+        }
+    )
+
+
+def _redis_url(env: Mapping[str, str]) -> str | None:
+    """EARFUL_REDIS_URL: ``redis://host:port/db`` (or ``rediss://``); None when unset."""
+    raw = (env.get("EARFUL_REDIS_URL") or "").strip()
+    if raw and not raw.startswith(("redis://", "rediss://")):
+        raise ValueError(f"EARFUL_REDIS_URL must start with redis:// or rediss:// (it is {raw!r})")
+    return raw or None
+
+
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Build the settings from environment variables, applying the contract's defaults.
 
@@ -137,4 +183,7 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         trusted_proxies=parse_networks(env.get("EARFUL_TRUSTED_PROXIES") or ""),
         session_idle_minutes=_positive_int(env, "EARFUL_SESSION_IDLE_MINUTES", 720),
         quotas=_quotas(env),
+        capture_limits=_capture_limits(env),
+        redis_url=_redis_url(env),
+        redis_key_prefix=(env.get("EARFUL_REDIS_KEY_PREFIX") or "").strip() or "earful",
     )

@@ -43,3 +43,13 @@ class PayloadTooLarge(DomainError):
     """The request or one of its files is over the size limit."""
 
     status = 413
+
+
+class TooManyRequests(DomainError):
+    """The caller is over a rate limit; ``retry_after`` is how many seconds to wait."""
+
+    status = 429
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

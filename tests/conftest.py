@@ -25,7 +25,7 @@ from tortoise.backends.base.executor import EXECUTOR_CACHE
 from tortoise.contrib.test import _topological_sort_models
 
 from app import create_app
-from app.config import Settings, sqlite_url
+from app.config import CaptureLimits, Settings, sqlite_url
 from app.db import close_database, open_database, transactional, upgrade_database
 from app.models import Application, User
 from app.services.applications import forget_capture_cache
@@ -150,6 +150,8 @@ def settings(db: str, tmp_path: Path) -> Settings:
         base_url=BASE_URL,
         intake_domain=INTAKE_DOMAIN,
         secret_key="test-secret-key",
+        # Tests submit far faster than people do; the rate-limit tests set their own limits.
+        capture_limits=CaptureLimits(*(4 * (10**6,))),
     )
 
 

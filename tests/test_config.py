@@ -40,3 +40,31 @@ def test_each_capture_quota_is_read_from_its_variable(tmp_path):
 def test_a_quota_that_is_not_a_positive_whole_number_is_refused(tmp_path):
     with pytest.raises(ValueError, match="EARFUL_MAX_TAGS_PER_SUBMIT"):
         _settings(tmp_path, EARFUL_MAX_TAGS_PER_SUBMIT="0")
+
+
+def test_rate_limits_are_kept_in_memory_unless_a_redis_is_named(tmp_path):
+    settings = _settings(tmp_path)
+    assert settings.redis_url is None
+    assert settings.redis_key_prefix == "earful"
+
+
+def test_the_redis_of_the_rate_limits_is_read_with_its_prefix(tmp_path):
+    settings = _settings(
+        tmp_path, EARFUL_REDIS_URL="redis://127.0.0.1:6379/2", EARFUL_REDIS_KEY_PREFIX="shop"
+    )
+    assert (settings.redis_url, settings.redis_key_prefix) == ("redis://127.0.0.1:6379/2", "shop")
+
+
+def test_a_redis_url_of_another_scheme_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="EARFUL_REDIS_URL"):
+        _settings(tmp_path, EARFUL_REDIS_URL="http://127.0.0.1:6379")
+
+
+def test_default_rate_limits_are_read_from_their_variables(tmp_path):
+    limits = _settings(
+        tmp_path, EARFUL_SUBMITS_PER_MINUTE="3", EARFUL_SUBMITS_PER_MINUTE_TOTAL="50"
+    ).capture_limits
+    assert (limits.submits_per_minute, limits.opens_per_minute) == (3, 60)
+    assert (limits.uploads_per_minute, limits.submits_per_minute_total) == (20, 50)
+    with pytest.raises(ValueError, match="EARFUL_OPENS_PER_MINUTE"):
+        _settings(tmp_path, EARFUL_OPENS_PER_MINUTE="0")

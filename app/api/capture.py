@@ -7,16 +7,17 @@ rely on cookies.
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.api.common import json_response, parse_id, read_body, settings, text_response
-from app.errors import DomainError, ValidationError
+from app.errors import DomainError, TooManyRequests, ValidationError
 from app.i18n import N_, normalize_language, translate
 from app.proxies import client_address
 from app.repositories.applications import ApplicationRow
 from app.services.applications import authenticate_capture
 from app.services.attachments import store_uploads
+from app.services.capture_limits import CaptureLimiter
 from app.services.feedback import create_thread
 from app.services.files import IncomingFile
 from app.services.stats import record_form_open
@@ -42,7 +43,13 @@ async def allow_any_origin(response: Response) -> Response:
 
 @blueprint.errorhandler(DomainError)
 async def translated_error(error: DomainError) -> Response:
-    return text_response(translate(error.message, _language(), **error.params), error.status)
+    return _error_response(error, _language())
+
+
+def _error_response(error: DomainError, language: str) -> Response:
+    """A domain error in the answer's language; a rate limit says when to try again."""
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, TooManyRequests) else None
+    return text_response(translate(error.message, language, **error.params), error.status, headers)
 
 
 @blueprint.errorhandler(RequestEntityTooLarge)
@@ -57,22 +64,27 @@ def _language(body: dict[str, object] | None = None) -> str:
     return normalize_language(request.args.get("language"))
 
 
-async def _application(application_id: str, missing: str) -> ApplicationRow:
-    return await authenticate_capture(
+async def _application(application_id: str, missing: str, action: str) -> ApplicationRow:
+    """The application of the request, checked in order: exists, key, switch, origin, then the
+    rate limit of ``action`` for the caller's address (before any body is read)."""
+    application = await authenticate_capture(
         parse_id(application_id, missing), request.args.get("key"), missing, request.headers.get("Origin")
     )
+    limiter: CaptureLimiter = current_app.extensions["earful_capture_limiter"]
+    await limiter.check(application, action, client_address())
+    return application
 
 
 @blueprint.post("/applications/<application_id>/open")
 async def open_form(application_id: str) -> Response:
-    application = await _application(application_id, N_("Invalid application"))
+    application = await _application(application_id, N_("Invalid application"), "open")
     await record_form_open(application)
     return text_response(translate(N_("OK"), _language()), 201)
 
 
 @blueprint.post("/applications/<application_id>/upload")
 async def upload(application_id: str) -> Response:
-    application = await _application(application_id, N_("Invalid application"))
+    application = await _application(application_id, N_("Invalid application"), "upload")
     if not application.uploads_enabled:
         raise ValidationError(N_("Uploads not enabled"))
     files: list[IncomingFile] = []
@@ -98,12 +110,12 @@ async def submit(application_id: str) -> Response:
         body, body_error = {}, error
     language = _language(body)
     try:
-        application = await _application(application_id, N_("Application not found"))
+        application = await _application(application_id, N_("Application not found"), "submit")
         if body_error is not None:
             raise body_error
         quotas = settings().quotas
         submission = parse_submission(body, client_address(), request.headers.get("User-Agent", ""), quotas)
         await create_thread(application, submission, quotas)
     except DomainError as error:
-        return text_response(translate(error.message, language, **error.params), error.status)
+        return _error_response(error, language)
     return text_response(translate(N_("Feedback sent!"), language), 201)

@@ -30,6 +30,20 @@ NOT_AUTHORIZED = translated(
     N_("Capture disabled"),
     N_("Origin not allowed"),
 )
+TOO_MANY_REQUESTS = {
+    **translated(
+        "Over the application's rate limit for the caller's address, or its ceiling for all "
+        "addresses together (submits). Retry-After says how many seconds to wait.",
+        N_("Too many requests, try again later"),
+    ),
+    "headers": {
+        "Retry-After": {
+            "schema": {"type": "integer", "minimum": 1},
+            "required": True,
+            "description": "Seconds until the request would be accepted again.",
+        }
+    },
+}
 TOO_LARGE = translated("The request is over the size limit.", N_("Request too large"), N_("File too large"))
 
 SUBMISSION: Schema = {
@@ -83,7 +97,7 @@ def capture(operation_id: str, summary: str, responses: dict[int, Any], **extra:
         "tags": ["Capture API"],
         "security": [{"captureKey": []}],
         "parameters": [APPLICATION_ID, LANGUAGE],
-        "responses": {**responses, 403: NOT_AUTHORIZED},
+        "responses": {**responses, 403: NOT_AUTHORIZED, 429: TOO_MANY_REQUESTS},
         **extra,
     }
 
