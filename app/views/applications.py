@@ -7,7 +7,16 @@ from typing import Any
 from quart import Blueprint, current_app, flash, redirect, request, url_for
 from quart.typing import ResponseReturnValue
 from werkzeug.datastructures import MultiDict
-from wtforms import BooleanField, FileField, IntegerField, SelectChoice, SelectField, StringField, URLField  # type: ignore[attr-defined]  # WTForms 3.3's, not in types-WTForms yet
+from wtforms import (  # type: ignore[attr-defined]  # SelectChoice: WTForms 3.3's, not in types-WTForms yet
+    BooleanField,
+    FileField,
+    IntegerField,
+    SelectChoice,
+    SelectField,
+    StringField,
+    TextAreaField,
+    URLField,
+)
 from wtforms.validators import InputRequired, Length, NumberRange, Optional
 
 from app.config import Settings
@@ -17,6 +26,7 @@ from app.models import OWNER, PLATFORMS
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import applications as service
+from app.services.capture_settings import LIMIT_FIELDS, MAX_PER_MINUTE
 from app.services.files import IncomingFile
 from app.services.organizations import list_memberships
 from app.views.rendering import is_htmx, render_template
@@ -28,6 +38,9 @@ blueprint = Blueprint("applications", __name__)
 PLATFORM_LABELS = {"javascript": "JavaScript", "ios": "iOS", "android": "Android", "api": "API"}
 TARGET_UNITS = {"hours": 3600, "minutes": 60}
 MAX_TARGET_HOURS = service.MAX_TARGET_SECONDS // 3600
+
+
+_RATE = [NumberRange(min=1, max=MAX_PER_MINUTE, message=f"Enter a number from 1 to {MAX_PER_MINUTE}.")]
 
 
 class ApplicationForm(CSRFForm):
@@ -49,6 +62,14 @@ class ApplicationForm(CSRFForm):
     target_unit = SelectField(
         "Unit", choices=[SelectChoice("hours"), SelectChoice("minutes")], default="hours"
     )
+    capture_enabled = BooleanField("Accept feedback through the capture API and the widget", default=True)
+    submits_per_minute = IntegerField("Submits per minute from one address", validators=[Optional(), *_RATE])
+    opens_per_minute = IntegerField("Form opens per minute from one address", validators=[Optional(), *_RATE])
+    uploads_per_minute = IntegerField("Uploads per minute from one address", validators=[Optional(), *_RATE])
+    submits_per_minute_total = IntegerField(
+        "Submits per minute from all addresses together", validators=[Optional(), *_RATE]
+    )
+    allowed_origins = TextAreaField("Allowed origins of the JavaScript key", validators=[Length(max=20_000)])
     # True when the agent may not move the application out of its organization (see _form).
     organization_locked = False
 
@@ -63,6 +84,12 @@ class ApplicationForm(CSRFForm):
             "organization_id": self.organization.data or None,
             "uploads_enabled": "true" if self.uploads_enabled.data else "false",
             "target_average_first_reply_time": self.target_seconds(),
+            "capture_enabled": "true" if self.capture_enabled.data else "false",
+            **{
+                name: "" if getattr(self, name).data is None else getattr(self, name).data
+                for name in LIMIT_FIELDS
+            },
+            "allowed_origins": self.allowed_origins.data or "",
         }
 
 
@@ -111,6 +138,9 @@ def _form_data_of(application: ApplicationRow) -> dict[str, object]:
         "uploads_enabled": application.uploads_enabled,
         "target_value": target // 3600 if hours else round(target / 60),
         "target_unit": "hours" if hours else "minutes",
+        "capture_enabled": application.capture_enabled,
+        **{name: getattr(application, name) for name in LIMIT_FIELDS},
+        "allowed_origins": "\n".join(application.allowed_origins),
     }
 
 

@@ -30,6 +30,7 @@ def fields(csrf: str, **overrides: str) -> dict[str, str]:
         "url": "https://acme.example",
         "organization": "",
         "uploads_enabled": "y",
+        "capture_enabled": "y",
         "target_value": "2",
         "target_unit": "hours",
     }
