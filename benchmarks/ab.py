@@ -52,6 +52,7 @@ from benchmarks.run import (
     report,
     run,
     scenarios,
+    server_env,
     session_cookie,
     stop,
     wait_for,
@@ -119,10 +120,7 @@ def bench(backend: str, before: Path, database_url: str | None) -> list[Pair]:
     """Both versions served side by side; each scenario measured on one then the other, seconds
     apart, the order swapped every round, so a drift of the machine's speed falls on both."""
     data_dir = Path(tempfile.mkdtemp(prefix=f"earful-ab-{backend}-"))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("EARFUL_")}
-    env["EARFUL_DATA_DIR"] = str(data_dir)
-    if database_url:
-        env["EARFUL_DATABASE_URL"] = database_url
+    env = server_env(data_dir, database_url)
     pairs: list[Pair] = []
     servers: dict[str, tuple[subprocess.Popen, str]] = {}
     try:

@@ -40,6 +40,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from app.config import CAPTURE_LIMIT_VARIABLES
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 EARFUL = BIN / "earful"
@@ -388,14 +390,27 @@ def pick(items: list[Scenario]) -> list[Scenario]:
     return [item for item in items if not ONLY or item.name in ONLY]
 
 
+def server_env(data_dir: Path, database_url: str | None) -> dict[str, str]:
+    """The served app's environment: its data dir and database, nothing else of ours.
+
+    wrk sends every capture request from one address, thousands a second: the capture rate
+    limits (app.services.capture_limits) still run on every request, with a budget so large
+    that the benchmark measures the service rather than its 429s.
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("EARFUL_")}
+    env["EARFUL_DATA_DIR"] = str(data_dir)
+    env.update({variable: "1000000" for variable in CAPTURE_LIMIT_VARIABLES.values()})
+    if database_url:
+        env["EARFUL_DATABASE_URL"] = database_url
+    return env
+
+
 def bench_backend(backend: str, database_url: str | None, reference_url: str) -> BackendRun:
     data_dir = Path(tempfile.mkdtemp(prefix=f"earful-bench-{backend}-"))
     port = free_port()
     base = f"http://{HOST}:{port}"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("EARFUL_")}
-    env.update({"EARFUL_DATA_DIR": str(data_dir), "EARFUL_BASE_URL": base})
-    if database_url:
-        env["EARFUL_DATABASE_URL"] = database_url
+    env = server_env(data_dir, database_url)
+    env["EARFUL_BASE_URL"] = base
     try:
         print(f"\n== {backend}: data dir {data_dir}", flush=True)
         run([str(EARFUL), "db", "upgrade"], env)

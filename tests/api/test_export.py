@@ -148,6 +148,6 @@ async def test_a_nul_in_the_search_text_is_dropped_not_sent_to_the_database(api,
     """Found by schemathesis on PostgreSQL: the export's stream broke after its headers."""
     thread = await make_thread(application, message="Refund please")
 
-    response, text = await downloaded(api, token, application, "format=jsonl&q=Ref%00und")
+    _, text = await downloaded(api, token, application, "format=jsonl&q=Ref%00und")
 
     assert [json.loads(line)["id"] for line in text.splitlines()] == [thread.id]
