@@ -69,7 +69,7 @@ class ApplicationForm(CSRFForm):
     submits_per_minute_total = IntegerField(
         "Submits per minute from all addresses together", validators=[Optional(), *_RATE]
     )
-    allowed_origins = TextAreaField("Allowed origins of the JavaScript key", validators=[Length(max=20_000)])
+    allowed_origins = TextAreaField("Allowed origins", validators=[Length(max=20_000)])
     # True when the agent may not move the application out of its organization (see _form).
     organization_locked = False
 
