@@ -2,9 +2,12 @@
 
 The keys are public (the javascript one sits in every customer's page), so anyone can post with
 them; the limits bound what one address, and all of them together, can make an application
-store. Counters are kept by the ``limits`` package (a moving window: exact, so two servers that
-share Redis share one budget): in each worker's memory by default, in Redis when
-``EARFUL_REDIS_URL`` is set. Every key holds the application's id, so an office whose address is
+store. Counters are kept by the ``limits`` package with its sliding window counter (two counts
+per key, the previous minute's weighted by how much of it is still in the window; exact within
+the first minute, and two servers that share Redis share one budget): in each worker's memory by
+default, in Redis when ``EARFUL_REDIS_URL`` is set. Not its moving window: on memory storage that
+one keeps every hit's timestamp and, after nearly every hit, sends each key's list to a thread to
+expire it, which cost a capture submit 0.1 to 0.3 ms of CPU (benchmarks/notes.md). Every key holds the application's id, so an office whose address is
 over the limit of one application still reaches the others.
 """
 
@@ -15,7 +18,7 @@ import math
 import time
 
 from limits import RateLimitItem, RateLimitItemPerMinute
-from limits.aio.strategies import MovingWindowRateLimiter
+from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from limits.errors import StorageError
 from limits.storage import storage_from_string
 
@@ -50,7 +53,7 @@ class CaptureLimiter:
         else:
             # memory:// is the synchronous storage; the async strategies need async+memory://.
             self.storage = storage_from_string("async+memory://")
-        self._limiter = MovingWindowRateLimiter(self.storage)
+        self._limiter = SlidingWindowCounterRateLimiter(self.storage)
         self._logged_at = -math.inf
 
     @classmethod
