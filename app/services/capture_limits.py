@@ -7,8 +7,9 @@ per key, the previous minute's weighted by how much of it is still in the window
 the first minute, and two servers that share Redis share one budget): in each worker's memory by
 default, in Redis when ``EARFUL_REDIS_URL`` is set. Not its moving window: on memory storage that
 one keeps every hit's timestamp and, after nearly every hit, sends each key's list to a thread to
-expire it, which cost a capture submit 0.1 to 0.3 ms of CPU (benchmarks/notes.md). Every key holds the application's id, so an office whose address is
-over the limit of one application still reaches the others.
+expire it, which cost a capture submit 0.1 to 0.3 ms of CPU (benchmarks/results.md). Every key
+holds the application's id, so an office whose address is over the limit of one application
+still reaches the others.
 """
 
 from __future__ import annotations
