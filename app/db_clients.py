@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from tortoise.backends.asyncpg.client import AsyncpgDBClient
+from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.backends.sqlite.client import SqliteClient
 
 _WRITE = re.compile(
@@ -36,12 +37,12 @@ def check_not_a_write(query: str) -> None:
         raise WriteOutsideTransaction(f"a write outside a transaction: {query[:120]}")
 
 
-class GuardedSqliteClient(SqliteClient):
-    """SQLite: reads as usual; writes only inside a transaction."""
+class WriteGuard(BaseDBAsyncClient):
+    """The check, before every way a client sends SQL; mixed in ahead of a backend's client."""
 
-    async def execute_insert(self, query: str, values: list[Any]) -> int:
+    async def execute_insert(self, query: str, values: list[Any]) -> Any:
         check_not_a_write(query)
-        return int(await super().execute_insert(query, values))
+        return await super().execute_insert(query, values)
 
     async def execute_many(self, query: str, values: list[list[Any]]) -> None:
         check_not_a_write(query)
@@ -61,29 +62,12 @@ class GuardedSqliteClient(SqliteClient):
         await super().execute_script(query)
 
 
-class GuardedAsyncpgClient(AsyncpgDBClient):
+class GuardedSqliteClient(WriteGuard, SqliteClient):
+    """SQLite: reads as usual; writes only inside a transaction."""
+
+
+class GuardedAsyncpgClient(WriteGuard, AsyncpgDBClient):
     """PostgreSQL: reads as usual; writes only inside a transaction."""
-
-    async def execute_insert(self, query: str, values: list[Any]) -> Any:
-        check_not_a_write(query)
-        return await super().execute_insert(query, values)
-
-    async def execute_many(self, query: str, values: list[Any]) -> None:
-        check_not_a_write(query)
-        await super().execute_many(query, values)
-
-    async def execute_query(self, query: str, values: list[Any] | None = None) -> Any:
-        check_not_a_write(query)
-        return await super().execute_query(query, values)
-
-    async def execute_query_dict(self, query: str, values: list[Any] | None = None) -> list[dict[str, Any]]:
-        check_not_a_write(query)
-        rows: list[dict[str, Any]] = await super().execute_query_dict(query, values)
-        return rows
-
-    async def execute_script(self, query: str) -> None:
-        check_not_a_write(query)
-        await super().execute_script(query)
 
 
 def get_client_class(db_info: dict[str, Any]) -> type[SqliteClient | AsyncpgDBClient]:
