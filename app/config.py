@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from app.private_files import make_private_dir
@@ -43,6 +44,9 @@ class CaptureLimits:
     opens_per_minute: int = 60
     uploads_per_minute: int = 20
     submits_per_minute_total: int = 600
+
+
+_Limits = TypeVar("_Limits", Quotas, CaptureLimits)
 
 
 @dataclass(frozen=True)
@@ -122,13 +126,7 @@ QUOTA_VARIABLES = {
 
 def _quotas(env: Mapping[str, str]) -> Quotas:
     """The capture quotas: each EARFUL_MAX_* variable, else its default."""
-    defaults = Quotas()
-    return Quotas(
-        **{
-            name: _positive_int(env, variable, getattr(defaults, name))
-            for name, variable in QUOTA_VARIABLES.items()
-        }
-    )
+    return _positive_ints(Quotas, QUOTA_VARIABLES, env)
 
 
 CAPTURE_LIMIT_VARIABLES = {
@@ -141,11 +139,16 @@ CAPTURE_LIMIT_VARIABLES = {
 
 def _capture_limits(env: Mapping[str, str]) -> CaptureLimits:
     """The deployment's default rate limits: each EARFUL_*_PER_MINUTE variable, else its default."""
-    defaults = CaptureLimits()
-    return CaptureLimits(
+    return _positive_ints(CaptureLimits, CAPTURE_LIMIT_VARIABLES, env)
+
+
+def _positive_ints(kind: type[_Limits], variables: Mapping[str, str], env: Mapping[str, str]) -> _Limits:
+    """A dataclass of positive integers, each field from its variable, else the field's default."""
+    defaults = kind()
+    return kind(
         **{
             name: _positive_int(env, variable, getattr(defaults, name))
-            for name, variable in CAPTURE_LIMIT_VARIABLES.items()
+            for name, variable in variables.items()
         }
     )
 
