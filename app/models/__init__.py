@@ -14,9 +14,12 @@ from app.models.accounts import (
 )
 from app.models.applications import PLATFORMS, Application
 from app.models.feedback import (
+    BLOCK_KINDS,
     REPLY_TYPES,
     SENTIMENTS,
     Attachment,
+    AuditEntry,
+    BlockedSender,
     Feedback,
     FeedbackTag,
     FormOpen,
@@ -30,6 +33,7 @@ from app.models.feedback import (
 
 __all__ = [
     "AGENT",
+    "BLOCK_KINDS",
     "OWNER",
     "PLANS",
     "PLATFORMS",
@@ -39,6 +43,8 @@ __all__ = [
     "AccessToken",
     "Application",
     "Attachment",
+    "AuditEntry",
+    "BlockedSender",
     "Feedback",
     "FeedbackTag",
     "FormOpen",

@@ -44,6 +44,10 @@ class Application(Model):
     submits_per_minute_total = fields.IntField(null=True)
     # Origins allowed to use the javascript key, one per line; empty for any origin.
     allowed_origins = fields.TextField(default="", db_default="")
+    # Retention: threads older than this many days are deleted by the background worker (all of
+    # them, or only archived ones); null keeps threads forever.
+    retention_days = fields.IntField(null=True)
+    retention_archived_only = fields.BooleanField(default=False, db_default=False)
     first_reply_total = fields.BigIntField(default=0)
     first_reply_count = fields.IntField(default=0)
     open_threads = fields.IntField(default=0)

@@ -225,7 +225,8 @@ class OutboundEmail(Model):
 
     class Meta:
         table = "outbound_emails"
-        indexes = (("status", "next_attempt_at"), ("feedback_id",))
+        # reply_id: deleting a reply (with its thread) finds its e-mails without a scan.
+        indexes = (("status", "next_attempt_at"), ("feedback_id",), ("reply_id",))
 
 
 class InboundEmail(Model):
@@ -240,3 +241,43 @@ class InboundEmail(Model):
 
     class Meta:
         table = "inbound_emails"
+        indexes = (("feedback_id",),)
+
+
+BLOCK_KINDS = ("email", "domain", "network")
+
+
+class BlockedSender(Model):
+    """An entry of an application's blocklist: an e-mail address, a domain (its subdomains too)
+    or an IP network. Submits and e-mails from a blocked sender are answered as usual and
+    dropped (app.services.blocklist)."""
+
+    id = fields.IntField(primary_key=True)
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
+        "models.Application", related_name="blocked_senders", on_delete=fields.CASCADE
+    )
+    kind = fields.CharField(max_length=8)
+    value = fields.CharField(max_length=254)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "blocked_senders"
+        unique_together = (("application_id", "kind", "value"),)
+
+
+class AuditEntry(Model):
+    """A record of an erasure, an export of a person's data, a deletion of an application or a
+    retention run: who, when, what and how many, and never whose data (no e-mail, no name), so
+    the audit trail outlives what it records. Application and actor are plain ids, not foreign
+    keys, for the same reason."""
+
+    id = fields.IntField(primary_key=True)
+    actor_id = fields.IntField(null=True)
+    application_id = fields.IntField(null=True)
+    action = fields.CharField(max_length=32)
+    counts: Any = fields.JSONField(default=dict)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "audit_entries"
+        indexes = (("actor_id", "created_at"), ("application_id", "created_at"))

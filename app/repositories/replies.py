@@ -236,6 +236,16 @@ async def count_matching(application_id: int, chosen: ReplyFilter) -> int:
 _REPLY_DAY = {False: "substr(created_at, 1, 10)", True: "(created_at AT TIME ZONE 'UTC')::date"}
 
 
+def reply_day_expression() -> str:
+    """The SQL of a reply's UTC day (``created_at`` of the ``replies`` table)."""
+    return _REPLY_DAY[postgres()]
+
+
+async def drop_empty_reply_days(application_id: int) -> None:
+    """Forget the days whose replies were all deleted, as if they never had any."""
+    await change("DELETE FROM reply_days WHERE application_id = {} AND count <= 0", [application_id])
+
+
 async def replies_on(application_id: int, on_date: date) -> int:
     """How many replies and notes an application got on a UTC day (kept on write)."""
     row = await select_one(

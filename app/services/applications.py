@@ -256,6 +256,11 @@ CAPTURE_CACHE_SECONDS = 2.0
 _capture_cache = _CaptureCache(CAPTURE_CACHE_SECONDS, size=10_000)
 
 
+def forget_application(application_id: int) -> None:
+    """Drop an application from this worker's capture cache (it was deleted or changed)."""
+    _capture_cache.forget(application_id)
+
+
 def forget_capture_cache() -> None:
     """Drop every cached application (when the database underneath changes, as in the tests)."""
     _capture_cache.clear()

@@ -4,16 +4,21 @@ Lists and pages never count by scanning: an application's open and archived thre
 replies, each tag's open and archived threads, the replies of each UTC day and the first-reply
 statistics are stored, and every change that moves them calls these functions inside its own
 transaction (a submit, a reply, archive and unarchive, a customer's answer that reopens a
-thread, tagging and untagging, the seed's bulk load; deletion next). Nothing else writes those
+thread, tagging and untagging, the seed's bulk load, deletion). Nothing else writes those
 columns, so a new writer cannot forget one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 from app.repositories import applications, replies, tags
+
+if TYPE_CHECKING:
+    from app.repositories.deletion import DoomedThread
 
 
 async def threads_added(application_id: int, opened: int = 0, archived: int = 0) -> None:
@@ -62,4 +67,33 @@ async def reply_added(application_id: int, written_at: datetime, first_reply_tim
         {written_at.astimezone(UTC).date(): 1},
         first_reply_total=first_reply_time or 0,
         first_reply_count=1 if first else 0,
+    )
+
+
+async def threads_removed(
+    application_id: int,
+    removed: Sequence[DoomedThread],
+    reply_days: Mapping[date, int],
+    tag_links: Sequence[tuple[int, int]],
+) -> None:
+    """Threads of an application were deleted, with their replies (counted by UTC day) and
+    their tag links ((tag id, thread id)): everything they were counted in goes down."""
+    archived = {thread.id: thread.archived for thread in removed}
+    first = [thread.first_reply_time for thread in removed if thread.first_reply_time is not None]
+    archived_count = sum(archived.values())
+    await applications.add_to_counters(
+        application_id,
+        open_threads=-(len(removed) - archived_count),
+        archived_threads=-archived_count,
+        reply_count=-sum(reply_days.values()),
+        first_reply_total=-sum(first),
+        first_reply_count=-len(first),
+    )
+    if reply_days:
+        await replies.add_to_reply_days(application_id, {day: -count for day, count in reply_days.items()})
+        await replies.drop_empty_reply_days(application_id)
+    lost_open = Counter(tag_id for tag_id, feedback_id in tag_links if not archived[feedback_id])
+    lost_archived = Counter(tag_id for tag_id, feedback_id in tag_links if archived[feedback_id])
+    await tags.add_to_counts(
+        {tag_id: (-lost_open[tag_id], -lost_archived[tag_id]) for tag_id in lost_open | lost_archived}
     )

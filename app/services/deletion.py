@@ -1,0 +1,152 @@
+"""Deleting threads, tags and applications, with their files, keeping every counter exact.
+
+Who may delete what: anyone who works an application's inbox may delete its threads (spam is
+their daily chore, as archiving is); deleting a tag or a whole application is for its
+administrators: the user who created it, or an owner of its organization.
+
+A deletion moves the counters the deleted rows were counted in (open and archived threads on
+the application and on each tag, replies per day, the first-reply statistics) in the
+transaction that deletes them, through :mod:`app.services.counters`. Files are removed after
+that transaction commits, so a failed deletion never leaves a row without its file (a crash
+between the two can leave a file without a row: it is never served, only taking space).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.db import transactional
+from app.errors import Forbidden, NotFound, ValidationError
+from app.models import OWNER
+from app.repositories import deletion
+from app.repositories.accounts import UserRow
+from app.repositories.applications import ApplicationRow
+from app.services import counters
+from app.services.applications import forget_application, logos_dir
+from app.services.attachments import uploads_dir
+from app.services.files import remove_file
+from app.services.organizations import role_of
+from app.services.validation import MAX_ID, parse_int
+
+logger = logging.getLogger("earful.deletion")
+
+# Threads deleted per transaction: small enough that the writers' queue (one SQLite writer, or
+# the rows' locks on PostgreSQL) is never held for long, large enough to go fast.
+BATCH = 200
+MAX_SELECTED = 500
+ADMINISTRATORS_ONLY = "Only the application's creator or an owner of its organization can do this."
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """How many threads a deletion removed, and their files (application id, storage name)."""
+
+    threads: int
+    files: tuple[tuple[int, str], ...] = ()
+
+
+async def check_administrator(user: UserRow, application: ApplicationRow) -> None:
+    """Refuse unless the user created the application or owns its organization."""
+    if application.owner_id == user.id:
+        return
+    organization_id = application.organization_id
+    if organization_id is not None and await role_of(user.id, organization_id) == OWNER:
+        return
+    raise Forbidden(ADMINISTRATORS_ONLY)
+
+
+def parse_thread_ids(values: Sequence[object]) -> list[int]:
+    """The thread ids of a request that deletes several (the inbox's selection), without
+    duplicates; at most MAX_SELECTED."""
+    if not values:
+        raise ValidationError("Select at least one thread.")
+    ids: list[int] = []
+    for value in values:
+        number = parse_int(value)
+        if number is None or not 1 <= number <= MAX_ID:
+            raise ValidationError("The feedback ids field must hold thread ids.")
+        if number not in ids:
+            ids.append(number)
+    if len(ids) > MAX_SELECTED:
+        raise ValidationError("Select at most %(max)d threads at once.", max=MAX_SELECTED)
+    return ids
+
+
+@transactional
+async def remove_threads(application_id: int, feedback_ids: Sequence[int]) -> Deleted:
+    """Delete some of an application's threads (ids of other applications are ignored) and move
+    the counters they were counted in; their files are returned, to remove after the commit.
+    Run it in the caller's transaction, or in its own."""
+    doomed = await deletion.lock_threads(application_id, feedback_ids)
+    if not doomed:
+        return Deleted(0)
+    ids = [thread.id for thread in doomed]
+    days = await deletion.reply_days_of_threads(ids)
+    links = await deletion.tag_links_of_threads(ids)
+    files = await deletion.files_of_threads(ids)
+    await deletion.delete_threads(ids)
+    await counters.threads_removed(application_id, doomed, days, links)
+    return Deleted(len(ids), tuple(files))
+
+
+def remove_files(data_dir: Path, files: Sequence[tuple[int, str]]) -> None:
+    """Remove the files of deleted rows (after their transaction committed)."""
+    for application_id, storage_name in files:
+        remove_file(uploads_dir(data_dir, application_id) / storage_name)
+
+
+async def delete_threads(application: ApplicationRow, feedback_ids: Sequence[int], data_dir: Path) -> int:
+    """Delete threads of the application, in one transaction; how many were deleted. Ids that
+    are not the application's threads (any longer) are ignored, so deleting twice is harmless."""
+    deleted = await remove_threads(application.id, feedback_ids)
+    remove_files(data_dir, deleted.files)
+    return deleted.threads
+
+
+async def delete_thread(application: ApplicationRow, feedback_id: int, data_dir: Path) -> None:
+    """Delete one thread; 'Invalid feedback' when the application has no such thread."""
+    if not await delete_threads(application, [feedback_id], data_dir):
+        raise NotFound("Invalid feedback")
+
+
+async def delete_tag(user: UserRow, application: ApplicationRow, tag_id: int) -> None:
+    """Delete a tag of the application: its threads lose it, nothing else changes."""
+    await check_administrator(user, application)
+    if not await transactional(deletion.delete_tag)(application.id, tag_id):
+        raise NotFound("Invalid tag")
+
+
+def check_confirmation(application: ApplicationRow, typed: object) -> None:
+    """Deleting an application is confirmed by typing its name (the web app asks for it)."""
+    if not isinstance(typed, str) or typed.strip() != application.name:
+        raise ValidationError("Type the application's name to confirm.")
+
+
+async def delete_application(user: UserRow, application: ApplicationRow, data_dir: Path) -> int:
+    """Delete an application with everything under it; how many threads went with it.
+
+    Its threads go first, BATCH at a time, each batch in a short transaction of its own so that
+    the other applications' writers are never held up for long; then the application row with
+    what is left (senders, tags, uploads never attached, form opens, blocklist) in one last
+    transaction, then its folders of files. If the server stops halfway, the application is
+    still there with fewer threads, all counters exact, and deleting it again finishes the job.
+    """
+    await check_administrator(user, application)
+    total = 0
+    while True:
+        ids = await deletion.thread_ids_of_application(application.id, BATCH)
+        if not ids:
+            break
+        deleted = await remove_threads(application.id, ids)
+        remove_files(data_dir, deleted.files)
+        total += deleted.threads
+    await transactional(deletion.delete_application)(application.id)
+    forget_application(application.id)
+    for folder in (uploads_dir(data_dir, application.id), logos_dir(data_dir, application.id)):
+        shutil.rmtree(folder, ignore_errors=True)
+    logger.info("application %d deleted with %d threads", application.id, total)
+    return total
