@@ -59,7 +59,7 @@ def build_document(base_url: str) -> dict[str, Any]:
             {"name": "Document", "description": "This description."},
         ],
         "paths": _with_body_limits(
-            {**management_paths(), **capture_paths(), **other_paths(), **_document_paths()}
+            _merged(management_paths(), capture_paths(), other_paths(), _document_paths())
         ),
         "components": {
             "schemas": COMPONENTS,
@@ -83,6 +83,18 @@ def build_document(base_url: str) -> dict[str, Any]:
             },
         },
     }
+
+
+def _merged(*groups: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Path items of several modules, one per path: a module may add a method to a path another
+    describes (``DELETE /applications/{application_id}`` beside its ``GET``)."""
+    paths: dict[str, dict[str, Any]] = {}
+    for group in groups:
+        for path, item in group.items():
+            clash = set(paths.get(path, {})) & set(item)
+            assert not clash, f"{path} described twice: {sorted(clash)}"
+            paths.setdefault(path, {}).update(item)
+    return paths
 
 
 def _with_body_limits(paths: dict[str, Any]) -> dict[str, Any]:
