@@ -116,14 +116,23 @@ async def _lock_thread(feedback_id: int) -> bool:
 
 
 @transactional
-async def add_tag_to_thread(application: ApplicationRow, thread: ThreadRow, name: object) -> TagRow:
+async def add_tag_to_thread(
+    application: ApplicationRow, thread: ThreadRow, name: object, most: int | None = None
+) -> TagRow:
     """Tag a thread (creating the tag if needed) and count it as open or archived, in one transaction.
 
-    Adding a tag the thread already has changes nothing.
+    Adding a tag the thread already has changes nothing. With ``most``, an application that has
+    that many tags gets no new one: unlike a submit's tags, an agent typed this one and is told.
     """
     text = check_tag_name(name)
     archived = await _lock_thread(thread.id)
-    tag = (await ensure_tags(application.id, [text]))[0]
+    found = await ensure_tags(application.id, [text], most)
+    if not found:
+        raise ValidationError(
+            "This application has %(max)d tags, the most it may have: choose an existing tag or delete one.",
+            max=most,
+        )
+    tag = found[0]
     if not await tags.link(thread.id, tag.id):
         return tag
     if await tags.links_of_thread(thread.id) > MAX_TAGS:

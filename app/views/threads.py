@@ -162,7 +162,8 @@ async def add_tag(application_id: int, feedback_id: int) -> ResponseReturnValue:
     application, thread = await _load(application_id, feedback_id)
     form = TagForm(await request.form)
     try:
-        await add_tag_to_thread(application, thread, form.name.data)
+        quotas = current_app.config["EARFUL"].quotas
+        await add_tag_to_thread(application, thread, form.name.data, quotas.tags_per_application)
     except DomainError as error:
         context = await _thread_context(application, feedback_id, tag_form=form, tag_error=str(error))
         return await _render("partials/threads/tags.html", context, error.status)

@@ -83,6 +83,18 @@ async def test_a_thread_keeps_at_most_the_maximum_of_tags(db):
     assert not await Tag.filter(application_id=application.id, name="one too many", open_count__gt=0).exists()
 
 
+async def test_an_agent_is_told_when_the_application_has_its_most_tags(db):
+    application = await make_application(await make_user())
+    thread = await make_thread(application, tags=["billing", "ui"])
+
+    with pytest.raises(ValidationError, match="the most it may have"):
+        await add_tag_to_thread(application, thread, "export", most=2)
+    tagged = await add_tag_to_thread(application, await thread_row(thread.id), "billing", most=2)
+
+    assert tagged.name == "billing"
+    assert not await Tag.filter(application_id=application.id, name="export").exists()
+
+
 @pytest.mark.parametrize("name", ["", "   ", "x" * 65, None, 5])
 async def test_invalid_names_are_refused(db, name):
     application = await make_application(await make_user())
