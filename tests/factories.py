@@ -146,6 +146,11 @@ class Api:
             path, headers=self._headers(token, kwargs.pop("headers", None)), **kwargs
         )
 
+    async def delete(self, path: str, token: str | None = None, **kwargs: Any) -> Response:
+        return await self.client.delete(
+            path, headers=self._headers(token, kwargs.pop("headers", None)), **kwargs
+        )
+
 
 async def body_json(response: Response) -> Any:
     """The response body parsed as JSON, after checking its content type."""

@@ -9,6 +9,7 @@ from app.api.common import form_to_dict, json_response, parse_id, read_body, set
 from app.api.serializers import application_json, organization_json, tag_json, user_json
 from app.errors import ValidationError
 from app.services import applications as applications_service
+from app.services import deletion
 from app.services import organizations as organizations_service
 from app.services import tags as tags_service
 from app.services.files import IncomingFile
@@ -100,6 +101,19 @@ async def update_application(application_id: str) -> Response:
     return data(application_json(application, settings()))
 
 
+@blueprint.delete("/applications/<application_id>")
+@require_scope("write")
+async def delete_application(application_id: str) -> Response:
+    """Delete an application with everything under it (its administrators only); the DELETE is
+    the confirmation, the web app's typed name is not asked for."""
+    user = current_user()
+    application = await applications_service.get_application(
+        user, parse_id(application_id, "Invalid application")
+    )
+    await deletion.delete_application(user, application, settings().data_dir)
+    return Response(status=204)
+
+
 @blueprint.get("/applications/<application_id>/tags")
 @require_scope("read")
 async def list_tags(application_id: str) -> Response:
@@ -107,3 +121,15 @@ async def list_tags(application_id: str) -> Response:
         current_user(), parse_id(application_id, "Invalid application")
     )
     return data([tag_json(tag) for tag in await tags_service.list_tags(application.id)])
+
+
+@blueprint.delete("/applications/<application_id>/tags/<tag_id>")
+@require_scope("write")
+async def delete_tag(application_id: str, tag_id: str) -> Response:
+    """Delete a tag (its administrators only): its threads lose it, nothing else changes."""
+    user = current_user()
+    application = await applications_service.get_application(
+        user, parse_id(application_id, "Invalid application")
+    )
+    await deletion.delete_tag(user, application, parse_id(tag_id, "Invalid tag"))
+    return Response(status=204)

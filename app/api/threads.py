@@ -13,6 +13,7 @@ from app.api.serializers import listed_reply_json, thread_json
 from app.errors import ValidationError
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import ThreadRow
+from app.services import deletion
 from app.services import feedback as feedback_service
 from app.services import replies as replies_service
 from app.services.applications import get_application
@@ -94,6 +95,31 @@ async def update_feedback(application_id: str, feedback_id: str) -> Response:
     thread = await feedback_service.update_thread(application, thread, archived, sentiment)
     details = (await feedback_service.load_details([thread]))[0]
     return data(thread_json(details, settings()))
+
+
+@blueprint.delete("/applications/<application_id>/feedback/<feedback_id>")
+@require_scope("write")
+async def delete_feedback(application_id: str, feedback_id: str) -> Response:
+    """Delete a thread with its replies, notes, tag links and files; 204, no body."""
+    application = await _application(application_id)
+    await deletion.delete_thread(application, parse_id(feedback_id, "Invalid feedback"), settings().data_dir)
+    return Response(status=204)
+
+
+@blueprint.post("/applications/<application_id>/feedback/delete")
+@require_scope("write")
+async def delete_feedback_selection(application_id: str) -> Response:
+    """Delete several threads in one transaction (``{"feedback_ids": [...]}``); ids that are not
+    the application's threads are ignored, so the answer says how many went."""
+    application = await _application(application_id)
+    body = await read_body(INVALID_BODY)
+    if "feedback_ids" not in body:
+        raise ValidationError("The feedback ids field is required.")
+    values = body["feedback_ids"]
+    if not isinstance(values, list):
+        raise ValidationError("The feedback ids field must hold thread ids.")
+    ids = deletion.parse_thread_ids(values)
+    return data({"deleted": await deletion.delete_threads(application, ids, settings().data_dir)})
 
 
 @blueprint.post("/applications/<application_id>/feedback/<feedback_id>/replies")
