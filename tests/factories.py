@@ -27,7 +27,7 @@ from app.services.attachments import store_uploads
 from app.services.feedback import create_thread
 from app.services.files import IncomingFile
 from app.services.organizations import create_organization
-from app.services.replies import create_agent_reply
+from app.services.replies import add_customer_reply, create_agent_reply
 from app.services.security import hash_password
 from app.services.submissions import parse_submission
 from app.services.tokens import create_token
@@ -111,6 +111,17 @@ async def make_reply(
     type: str = "reply",
 ) -> ReplyRow:
     return await create_agent_reply(user, application, thread, message, type)
+
+
+async def make_customer_reply(
+    application: ApplicationRow,
+    thread: ThreadRow,
+    email: str,
+    message: str = "It happens again.",
+    attachment_ids: tuple[int, ...] = (),
+) -> ReplyRow:
+    """An answer e-mailed by a customer (``email``) to a thread, as the intake writes it."""
+    return await add_customer_reply(application, thread, email, message, attachment_ids)
 
 
 @dataclass

@@ -70,6 +70,16 @@ async def reply_added(application_id: int, written_at: datetime, first_reply_tim
     )
 
 
+async def replies_removed(application_id: int, days: Mapping[date, int]) -> None:
+    """Replies that were never a thread's first public reply (a customer's answers) were
+    deleted, counted by UTC day: the application's reply count and reply days go down."""
+    if not days:
+        return
+    await applications.add_to_counters(application_id, reply_count=-sum(days.values()))
+    await replies.add_to_reply_days(application_id, {day: -count for day, count in days.items()})
+    await replies.drop_empty_reply_days(application_id)
+
+
 async def threads_removed(
     application_id: int,
     removed: Sequence[DoomedThread],

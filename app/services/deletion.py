@@ -17,12 +17,13 @@ import logging
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from app.db import transactional
 from app.errors import Forbidden, NotFound, ValidationError
 from app.models import OWNER
-from app.repositories import deletion
+from app.repositories import audit, deletion
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import counters
@@ -49,14 +50,19 @@ class Deleted:
     files: tuple[tuple[int, str], ...] = ()
 
 
+async def is_administrator(user: UserRow, application: ApplicationRow) -> bool:
+    """Whether the user created the application or owns its organization (the pages show the
+    administrators' buttons to them alone)."""
+    if application.owner_id == user.id:
+        return True
+    organization_id = application.organization_id
+    return organization_id is not None and await role_of(user.id, organization_id) == OWNER
+
+
 async def check_administrator(user: UserRow, application: ApplicationRow) -> None:
     """Refuse unless the user created the application or owns its organization."""
-    if application.owner_id == user.id:
-        return
-    organization_id = application.organization_id
-    if organization_id is not None and await role_of(user.id, organization_id) == OWNER:
-        return
-    raise Forbidden(ADMINISTRATORS_ONLY)
+    if not await is_administrator(user, application):
+        raise Forbidden(ADMINISTRATORS_ONLY)
 
 
 def parse_thread_ids(values: Sequence[object]) -> list[int]:
@@ -126,13 +132,22 @@ def check_confirmation(application: ApplicationRow, typed: object) -> None:
         raise ValidationError("Type the application's name to confirm.")
 
 
+@transactional
+async def _remove_application(user: UserRow, application_id: int, threads: int) -> None:
+    """The application row with what is left under it, and the audit entry that says so."""
+    if await deletion.delete_application(application_id):
+        counts = {"threads": threads}
+        await audit.insert_entry(user.id, application_id, "application.delete", counts, datetime.now(UTC))
+
+
 async def delete_application(user: UserRow, application: ApplicationRow, data_dir: Path) -> int:
     """Delete an application with everything under it; how many threads went with it.
 
     Its threads go first, BATCH at a time, each batch in a short transaction of its own so that
     the other applications' writers are never held up for long; then the application row with
     what is left (senders, tags, uploads never attached, form opens, blocklist) in one last
-    transaction, then its folders of files. If the server stops halfway, the application is
+    transaction, which also writes the audit entry ("application.delete", how many threads),
+    then its folders of files. If the server stops halfway, the application is
     still there with fewer threads, all counters exact, and deleting it again finishes the job.
     """
     await check_administrator(user, application)
@@ -144,7 +159,7 @@ async def delete_application(user: UserRow, application: ApplicationRow, data_di
         deleted = await remove_threads(application.id, ids)
         remove_files(data_dir, deleted.files)
         total += deleted.threads
-    await transactional(deletion.delete_application)(application.id)
+    await _remove_application(user, application.id, total)
     forget_application(application.id)
     for folder in (uploads_dir(data_dir, application.id), logos_dir(data_dir, application.id)):
         shutil.rmtree(folder, ignore_errors=True)
