@@ -167,6 +167,53 @@ async def _sentiment_recompute(settings: Settings, args: argparse.Namespace) -> 
     await _with_database(settings, work)
 
 
+async def _retention_run(settings: Settings, args: argparse.Namespace) -> None:
+    from datetime import UTC, datetime
+
+    from app.services.retention import apply_retention
+
+    async def work() -> None:
+        deleted = await apply_retention(settings.data_dir, datetime.now(UTC))
+        _print_json(
+            {
+                "threads": sum(deleted.values()),
+                "applications": [{"id": key, "threads": count} for key, count in sorted(deleted.items())],
+            }
+        )
+
+    await _with_database(settings, work)
+
+
+async def _member_erase(settings: Settings, args: argparse.Namespace) -> None:
+    from app.services.erasure import erase_person
+
+    async def work() -> None:
+        _print_json(await erase_person(None, args.email, args.application, data_dir=settings.data_dir))
+
+    await _with_database(settings, work)
+
+
+async def _member_export(settings: Settings, args: argparse.Namespace) -> None:
+    from app import create_app
+    from app.links import attachment_path
+    from app.services.erasure import export_person
+
+    # The files' addresses are the API's: built from the app's routes, as a request would.
+    app = create_app(settings, manage_db=False)
+
+    async def work() -> None:
+        async with app.test_request_context("/"):
+            document = await export_person(
+                None,
+                args.email,
+                args.application,
+                attachment_url=lambda attachment: settings.base_url + attachment_path(attachment),
+            )
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+
+    await _with_database(settings, work)
+
+
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from hypercorn.config import Config
 
@@ -335,12 +382,27 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--application", type=int, required=True, metavar="ID")
     seed.add_argument("--threads", type=int, required=True, metavar="N")
     seed.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (same seed, same data)")
+    member = commands.add_parser(
+        "member", help="privacy requests: a person who sent feedback, by e-mail, in every application"
+    ).add_subparsers(dest="action", required=True)
+    for action, description in (
+        ("erase", "erase the person: sender, threads, answers, files, e-mails (prints the counts)"),
+        ("export", "print everything held about the person as one JSON document"),
+    ):
+        person = member.add_parser(action, help=description)
+        person.add_argument("--email", required=True)
+        person.add_argument("--application", type=int, metavar="ID", help="only this application")
     add_sentiment_commands(commands)
     add_export_command(commands)
     recompute = commands.add_parser(
         "sentiment-recompute", help="label existing threads again (agents' corrections are kept)"
     )
     recompute.add_argument("--application", type=int, metavar="ID", help="only this application")
+    retention = commands.add_parser("retention", help="delete threads past their application's retention")
+    retention.add_subparsers(dest="action", required=True).add_parser(
+        "run",
+        help="delete the due threads now (the web server's workers do it every EARFUL_RETENTION_SECONDS)",
+    )
     return parser
 
 
@@ -369,8 +431,11 @@ def main(argv: list[str] | None = None) -> int:
         ("org", "create"): _org_create,
         ("plan", "set"): _plan_set,
         ("seed", None): _seed,
+        ("member", "erase"): _member_erase,
+        ("member", "export"): _member_export,
         ("export", None): export_threads,
         ("sentiment-recompute", None): _sentiment_recompute,
+        ("retention", "run"): _retention_run,
         ("smtp", None): _smtp,
         ("worker", None): _worker,
     }

@@ -70,6 +70,8 @@ class Settings:
     # Shared rate-limit counters for every worker and server; None keeps them in each worker.
     redis_url: str | None = None
     redis_key_prefix: str = "earful"
+    # How often each worker process deletes the threads past their application's retention.
+    retention_seconds: int = 600
 
     @property
     def uploads_dir(self) -> Path:
@@ -185,6 +187,7 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         mail_from=(env.get("EARFUL_MAIL_FROM") or "").strip(),
         trusted_proxies=parse_networks(env.get("EARFUL_TRUSTED_PROXIES") or ""),
         session_idle_minutes=_positive_int(env, "EARFUL_SESSION_IDLE_MINUTES", 720),
+        retention_seconds=_positive_int(env, "EARFUL_RETENTION_SECONDS", 600),
         quotas=_quotas(env),
         capture_limits=_capture_limits(env),
         redis_url=_redis_url(env),

@@ -1,5 +1,6 @@
 """Background workers of the web server: the search indexer (SQLite), housekeeping (uploads
-never attached), and the outbox worker when e-mail delivery is configured."""
+never attached), retention (threads past their application's days), and the outbox worker when
+e-mail delivery is configured."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import contextlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextvars import ContextVar
+from datetime import UTC, datetime
 
 from quart import Quart
 
 from app.config import Settings
 from app.services.attachments import delete_unclaimed
 from app.services.mail.outbox import run_worker
+from app.services.retention import apply_retention
 from app.services.search import run_indexer
 
 logger = logging.getLogger("earful.workers")
@@ -21,6 +24,7 @@ logger = logging.getLogger("earful.workers")
 STOP_TIMEOUT = 10.0
 HOUSEKEEPING_SECONDS = 3600.0
 HOUSEKEEPING_FIRST_DELAY = 60.0
+RETENTION_FIRST_DELAY = 90.0
 # The name of the background worker the current task runs for (None in requests); tasks
 # started inside it, such as a shielded transaction, see it too.
 background_worker: ContextVar[str | None] = ContextVar("earful_background_worker", default=None)
@@ -37,6 +41,7 @@ def start_background_workers(app: Quart, settings: Settings) -> None:
     """
     _while_serving(app, "search-indexer", run_indexer)
     _while_serving(app, "housekeeping", lambda stop: run_housekeeping(settings, stop))
+    _while_serving(app, "retention", lambda stop: run_retention(settings, stop))
     if settings.smtp_url:
         _while_serving(app, "outbox", lambda stop: run_worker(settings, stop))
 
@@ -56,6 +61,21 @@ async def run_housekeeping(
         except Exception:  # the database may be away for a while: try again next round
             logger.exception("housekeeping round failed")
         delay = interval
+
+
+async def run_retention(
+    settings: Settings, stop: asyncio.Event, first_delay: float = RETENTION_FIRST_DELAY
+) -> None:
+    """Delete the threads past their application's retention: ``first_delay`` seconds after
+    start-up, then every EARFUL_RETENTION_SECONDS, until ``stop`` is set. Every worker process
+    runs it; runs that overlap delete and count each thread once (app.services.retention)."""
+    delay = first_delay
+    while not await _stopped_within(stop, delay):
+        try:
+            await apply_retention(settings.data_dir, datetime.now(UTC))
+        except Exception:  # the database may be away for a while: try again next round
+            logger.exception("retention run failed")
+        delay = settings.retention_seconds
 
 
 async def _stopped_within(stop: asyncio.Event, seconds: float) -> bool:

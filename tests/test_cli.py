@@ -649,3 +649,144 @@ def test_sentiment_recompute_prints_what_it_read_and_changed(earful):
 
 def test_sentiment_recompute_of_an_unknown_application_fails(earful):
     assert_failed(earful("sentiment-recompute", "--application", "7"))
+
+
+# retention run --------------------------------------------------------------------------------
+
+RETENTION_DATA = """
+import asyncio, sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from app.config import sqlite_url
+from app.db import atomic, close_database, open_database
+from app.models import Feedback
+from tests.factories import make_application, make_thread, make_user
+
+async def main():
+    await open_database(sqlite_url(Path(sys.argv[1])))
+    user = await make_user()
+    application = await make_application(user, retention_days=30)
+    other = await make_application(user)
+    for target, days in ((application, 40), (application, 31), (application, 2), (other, 400)):
+        thread = await make_thread(application=target)
+        moment = datetime.now(UTC) - timedelta(days=days)
+        await atomic(lambda: Feedback.filter(id=thread.id).update(created_at=moment))
+    print(application.id)
+    await close_database()
+
+asyncio.run(main())
+"""
+
+
+def test_retention_run_prints_what_it_deleted(earful):
+    made = subprocess.run(
+        [sys.executable, "-c", RETENTION_DATA, str(earful.data_dir / DATABASE_FILE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    application_id = int(made.stdout)
+
+    result = succeeded(earful("retention", "run"))
+
+    assert json.loads(result.stdout) == {"threads": 2, "applications": [{"id": application_id, "threads": 2}]}
+    assert earful.query("SELECT COUNT(*) FROM feedback") == [(2,)]
+    assert earful.query("SELECT open_threads FROM applications WHERE id = ?", application_id) == [(1,)]
+    assert earful.query("SELECT action, counts FROM audit_entries") == [("retention.run", '{"threads":2}')]
+
+
+def test_retention_run_with_nothing_due_prints_zero(earful):
+    result = succeeded(earful("retention", "run"))
+
+    assert json.loads(result.stdout) == {"threads": 0, "applications": []}
+
+
+# member erase / export (privacy requests) ------------------------------------------------------
+
+PERSON_DATA = """
+import asyncio, sys
+from pathlib import Path
+from app.config import sqlite_url
+from app.db import close_database, open_database
+from tests.factories import make_application, make_thread, make_user
+
+async def main():
+    await open_database(sqlite_url(Path(sys.argv[1])))
+    user = await make_user()
+    ids = []
+    for _ in range(2):
+        application = await make_application(user)
+        await make_thread(application, email="pat@example.org", message="Pat's words")
+        await make_thread(application, email="sam@example.org")
+        ids.append(application.id)
+    print(*ids)
+    await close_database()
+
+asyncio.run(main())
+"""
+
+
+def _person_data(earful: Earful) -> list[int]:
+    """Two applications, each with a thread of pat@example.org and one of sam@example.org."""
+    made = subprocess.run(
+        [sys.executable, "-c", PERSON_DATA, str(earful.data_dir / DATABASE_FILE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    return [int(number) for number in made.stdout.split()]
+
+
+def test_member_erase_erases_the_person_everywhere_and_prints_the_counts(earful):
+    _person_data(earful)
+
+    result = succeeded(earful("member", "erase", "--email", "Pat@Example.org"))
+
+    assert json.loads(result.stdout) == {
+        "applications": 2, "senders": 2, "threads": 2, "replies": 0, "attachments": 0, "emails": 0,
+    }  # fmt: skip
+    assert earful.query("SELECT email FROM members") == [("sam@example.org",), ("sam@example.org",)]
+    assert earful.query("SELECT SUM(open_threads) FROM applications") == [(2,)]
+    assert earful.query("SELECT actor_id, application_id, action FROM audit_entries") == [
+        (None, None, "person.erase")
+    ]
+
+
+def test_member_erase_with_an_application_erases_there_only(earful):
+    first, second = _person_data(earful)
+
+    result = succeeded(earful("member", "erase", "--email", "pat@example.org", "--application", str(second)))
+
+    assert json.loads(result.stdout)["threads"] == 1
+    assert earful.query("SELECT application_id FROM members WHERE email = 'pat@example.org'") == [(first,)]
+
+
+def test_member_erase_with_a_bad_address_fails_with_the_apis_message(earful):
+    result = earful("member", "erase", "--email", "not-an-address")
+
+    assert_failed(result)
+    assert "The email field must be a valid email address." in result.stderr
+    assert earful.query("SELECT COUNT(*) FROM audit_entries") == [(0,)]
+
+
+def test_member_erase_with_an_unknown_application_fails(earful):
+    result = earful("member", "erase", "--email", "pat@example.org", "--application", "99")
+
+    assert_failed(result)
+    assert "Invalid application" in result.stderr
+
+
+def test_member_export_prints_the_persons_data_as_json(earful):
+    first, second = _person_data(earful)
+
+    result = succeeded(earful("member", "export", "--email", "pat@example.org"))
+
+    document = json.loads(result.stdout)
+    assert [application["id"] for application in document["applications"]] == [first, second]
+    assert [t["message"] for a in document["applications"] for t in a["threads"]] == ["Pat's words"] * 2
+    assert "sam@example.org" not in result.stdout
+    assert earful.query("SELECT action FROM audit_entries") == [("person.export",)]

@@ -68,3 +68,14 @@ def test_default_rate_limits_are_read_from_their_variables(tmp_path):
     assert (limits.uploads_per_minute, limits.submits_per_minute_total) == (20, 50)
     with pytest.raises(ValueError, match="EARFUL_OPENS_PER_MINUTE"):
         _settings(tmp_path, EARFUL_OPENS_PER_MINUTE="0")
+
+
+def test_retention_runs_every_ten_minutes_by_default(tmp_path):
+    assert _settings(tmp_path).retention_seconds == 600
+
+
+def test_the_retention_interval_is_read_in_seconds(tmp_path):
+    assert _settings(tmp_path, EARFUL_RETENTION_SECONDS="45").retention_seconds == 45
+
+    with pytest.raises(ValueError, match="EARFUL_RETENTION_SECONDS"):
+        _settings(tmp_path, EARFUL_RETENTION_SECONDS="0")

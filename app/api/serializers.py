@@ -61,6 +61,8 @@ def application_json(application: ApplicationRow, settings: Settings) -> dict[st
         "uploads_per_minute": application.uploads_per_minute,
         "submits_per_minute_total": application.submits_per_minute_total,
         "allowed_origins": list(application.allowed_origins),
+        "retention_days": application.retention_days,
+        "retention_archived_only": application.retention_archived_only,
         "keys": application_keys(application, settings.intake_domain),
         "created_at": timestamp(application.created_at),
         "updated_at": timestamp(application.updated_at),

@@ -14,7 +14,9 @@ from app.openapi.responses import (
 )
 from app.openapi.schemas import SENTIMENT, Schema, list_of, ref
 from app.services.capture_settings import LIMIT_FIELDS as CAPTURE_LIMITS
+from app.services.deletion import ADMINISTRATORS_ONLY
 from app.services.organizations import OWNERS_ONLY
+from app.services.retention import MAX_DAYS as MAX_RETENTION_DAYS
 from app.services.thread_filters import MAX_QUERY_LENGTH, MAX_TIMESTAMP
 from app.services.validation import MAX_ID
 
@@ -123,6 +125,16 @@ APPLICATION_FIELDS: Schema = {
             "description": "Origins allowed to use the javascript key, separated by new lines, commas "
             "or spaces (`https://shop.example.com`); empty for any origin.",
         },
+        "retention_days": {
+            "type": "string",
+            "pattern": "^[0-9]*$",
+            "description": f"Threads older than this many days (1 to {MAX_RETENTION_DAYS}) are deleted "
+            "automatically; empty keeps them forever. Administrators only.",
+        },
+        "retention_archived_only": {
+            **BOOLEAN_TEXT,
+            "description": "Default false; true deletes only archived threads. Administrators only.",
+        },
     },
 }
 APPLICATION_BODY: dict[str, Any] = {
@@ -158,6 +170,12 @@ APPLICATION_BODY: dict[str, Any] = {
                     "allowed_origins": {
                         "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]
                     },
+                    "retention_days": {
+                        "type": ["integer", "null"],
+                        "minimum": 1,
+                        "maximum": MAX_RETENTION_DAYS,
+                    },
+                    "retention_archived_only": {"type": "boolean"},
                 },
             }
         },
@@ -176,6 +194,7 @@ APPLICATION_ERRORS = {
         "The name field is required.",
         "The url field must be a valid URL.",
         "The logo field must be an image (PNG, JPEG, GIF or WebP).",
+        f"The retention days field must be between 1 and {MAX_RETENTION_DAYS}.",
     ),
     403: text(
         "The token lacks the scope, or only an owner of the organization may do this.",
@@ -186,6 +205,16 @@ APPLICATION_ERRORS = {
         "An unknown application, or an organization the user does not belong to.",
         "Invalid application",
         "Invalid organization",
+    ),
+}
+UPDATE_APPLICATION_ERRORS = {
+    **APPLICATION_ERRORS,
+    403: text(
+        "The token lacks the scope, only an owner of the organization may move the application, or "
+        "only its administrators (its creator, an owner of its organization) may change its retention.",
+        "Insufficient scope",
+        OWNERS_ONLY,
+        ADMINISTRATORS_ONLY,
     ),
 }
 REPLY_BODY = {
@@ -280,7 +309,10 @@ def management_paths() -> dict[str, dict[str, Operation]]:
                     f"{verb}Application",
                     "Update an application" + (" (same as POST)" if method == "put" else ""),
                     "write",
-                    {200: json_data("The updated application.", ref("Application")), **APPLICATION_ERRORS},
+                    {
+                        200: json_data("The updated application.", ref("Application")),
+                        **UPDATE_APPLICATION_ERRORS,
+                    },
                     (APPLICATION_ID,),
                     requestBody=APPLICATION_BODY,
                 )

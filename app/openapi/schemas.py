@@ -112,6 +112,18 @@ APPLICATION = closed(
             "items": {"type": "string"},
             "description": "Origins whose pages may use the javascript key; empty for any origin.",
         },
+        "retention_days": nullable(
+            {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Threads created more than this many days ago are deleted automatically; "
+                "null keeps them forever.",
+            }
+        ),
+        "retention_archived_only": {
+            "type": "boolean",
+            "description": "Whether retention deletes only archived threads.",
+        },
         "keys": ref("ApplicationKeys"),
         "created_at": TIMESTAMP,
         "updated_at": TIMESTAMP,

@@ -50,6 +50,8 @@ class ApplicationRow:
     reply_count: int
     created_at: datetime
     updated_at: datetime
+    retention_days: int | None = None  # threads older than this are deleted; None: kept forever
+    retention_archived_only: bool = False
     organization: OrganizationRow | None = None
 
     @property
@@ -65,14 +67,14 @@ APPLICATION_COLUMNS = (
     "capture_enabled", "submits_per_minute", "opens_per_minute", "uploads_per_minute",
     "submits_per_minute_total", "allowed_origins", "first_reply_total", "first_reply_count", "open_threads",
     "archived_threads", "reply_count",
-    "created_at", "updated_at",
+    "created_at", "updated_at", "retention_days", "retention_archived_only",
 )  # fmt: skip
 # What a settings change may write (the service validates the values).
 SETTINGS = frozenset(
     {
         "name", "url", "logo_name", "organization_id", "uploads_enabled", "target_average_first_reply_time",
         "capture_enabled", "submits_per_minute", "opens_per_minute", "uploads_per_minute",
-        "submits_per_minute_total", "allowed_origins",
+        "submits_per_minute_total", "allowed_origins", "retention_days", "retention_archived_only",
     }
 )  # fmt: skip
 COUNTERS = frozenset(
@@ -114,6 +116,8 @@ def application_of(row: Row) -> ApplicationRow:
         reply_count=row["a.reply_count"],
         created_at=read_moment(row["a.created_at"]),
         updated_at=read_moment(row["a.updated_at"]),
+        retention_days=row["a.retention_days"],
+        retention_archived_only=bool(row["a.retention_archived_only"]),
     )
 
 

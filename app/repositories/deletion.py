@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from app.repositories.applications import SELECT_APPLICATIONS, ApplicationRow, application_of
 from app.repositories.replies import reply_day_expression
-from app.repositories.sql import Row, change, moment, parameters, postgres, select
+from app.repositories.sql import Row, change, moment, parameters, postgres, select, select_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +131,21 @@ async def delete_application(application_id: int) -> bool:
     """Delete an application and whatever is left under it (senders, tags, uploads never
     attached, form opens, reply days, its blocklist): the threads go first, in batches."""
     return await change("DELETE FROM applications WHERE id = {}", [application_id]) > 0
+
+
+async def count_threads_before(application_id: int, before: datetime, archived_only: bool) -> int:
+    """How many of the application's threads were created before ``before`` (only archived ones
+    when ``archived_only``): what a retention run deletes. One range of the (application_id,
+    created_at) index."""
+    archived = " AND archived = {}" if archived_only else ""
+    row = await select_one(
+        f"SELECT COUNT(*) AS count FROM feedback WHERE application_id = {{}} AND created_at < {{}}{archived}",
+        [application_id, moment(before)] + ([True] if archived_only else []),
+    )
+    return int(row["count"]) if row else 0
+
+
+async def applications_with_retention() -> list[ApplicationRow]:
+    """Every application whose threads are deleted after some days, oldest first."""
+    rows = await select(f"{SELECT_APPLICATIONS} WHERE a.retention_days IS NOT NULL ORDER BY a.id")
+    return [application_of(row) for row in rows]

@@ -111,6 +111,12 @@ async def _clean_fields(
             )
         fields["target_average_first_reply_time"] = target
     fields.update(clean_capture_fields(data))
+    # Imported here: retention deletes through app.services.deletion, which imports this module.
+    from app.services.retention import check_may_change, clean_retention_fields
+
+    if current is not None:
+        await check_may_change(user, current, data)
+    fields.update(clean_retention_fields(data))
     if "organization_id" in data:
         fields["organization_id"] = await _check_organization(
             user, data["organization_id"], current.organization_id if current else None

@@ -444,6 +444,8 @@ async def test_application_fields_have_the_specified_types(api, owner, token):
         "uploads_per_minute",
         "submits_per_minute_total",
         "allowed_origins",
+        "retention_days",
+        "retention_archived_only",
         "keys",
         "created_at",
         "updated_at",
