@@ -29,6 +29,7 @@ from app.config import CaptureLimits, Settings, sqlite_url
 from app.db import close_database, open_database, transactional, upgrade_database
 from app.models import Application, User
 from app.services.applications import forget_capture_cache
+from app.services.blocklist import forget_blocklists
 from app.services.thread_writer import known_tags
 from app.workers import background_worker
 from tests.factories import Api, make_application, make_token, make_user
@@ -126,6 +127,7 @@ async def empty_database() -> None:
 
     await delete_every_row()
     forget_capture_cache()
+    forget_blocklists()
     known_tags.clear()
 
 

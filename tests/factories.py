@@ -16,6 +16,7 @@ from quart.wrappers import Response
 
 from app.config import DEFAULT_QUOTAS, Quotas
 from app.db import transactional
+from app.models import BlockedSender
 from app.repositories import accounts, applications, threads
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
@@ -24,6 +25,7 @@ from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
 from app.services.applications import create_application
 from app.services.attachments import store_uploads
+from app.services.blocklist import add_entry
 from app.services.feedback import create_thread
 from app.services.files import IncomingFile
 from app.services.organizations import create_organization
@@ -87,6 +89,23 @@ async def make_thread(application: ApplicationRow, **body: object) -> ThreadRow:
     assert isinstance(quotas, Quotas)
     submission = parse_submission(body, "203.0.113.7", "pytest-factory/1.0", quotas)
     return await create_thread(application, submission, quotas)
+
+
+async def block(application: ApplicationRow, *values: str) -> None:
+    """Put entries on the application's blocklist, as a user types them."""
+    for value in values:
+        await add_entry(application, value)
+
+
+@transactional
+async def fill_blocklist(application: ApplicationRow, count: int) -> None:
+    """``count`` network entries (10.x.y.0/24) on the application's blocklist, at once."""
+    await BlockedSender.bulk_create(
+        [
+            BlockedSender(application_id=application.id, kind="network", value=f"10.{n >> 8}.{n & 255}.0/24")
+            for n in range(count)
+        ]
+    )
 
 
 async def application_row(application_id: int) -> ApplicationRow:
