@@ -21,6 +21,7 @@ from typing import Any
 from app.openapi.capture import capture_paths, other_paths
 from app.openapi.deletion import deletion_paths
 from app.openapi.management import management_paths
+from app.openapi.privacy import privacy_paths
 from app.openapi.responses import BODY_TOO_LARGE, LENGTH_REQUIRED
 from app.openapi.schemas import COMPONENTS
 
@@ -60,7 +61,14 @@ def build_document(base_url: str) -> dict[str, Any]:
             {"name": "Document", "description": "This description."},
         ],
         "paths": _with_body_limits(
-            _merged(management_paths(), capture_paths(), other_paths(), _document_paths(), deletion_paths())
+            _merged(
+                management_paths(),
+                capture_paths(),
+                other_paths(),
+                _document_paths(),
+                deletion_paths(),
+                privacy_paths(),
+            )
         ),
         "components": {
             "schemas": COMPONENTS,

@@ -52,6 +52,8 @@ AttachmentUrl = Callable[[AttachmentRow], str]
 
 def check_email(value: object) -> str:
     """The person's address, trimmed and lower-cased."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise ValidationError("The email field is required.")
     address = normalize_email(value)
     if address is None:
         raise ValidationError(INVALID_EMAIL)
