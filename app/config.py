@@ -72,6 +72,8 @@ class Settings:
     redis_key_prefix: str = "earful"
     # How often each worker process deletes the threads past their application's retention.
     retention_seconds: int = 600
+    # A widget's form sent sooner than this after it was shown is a bot's (0: no minimum).
+    min_fill_seconds: float = 2.0
 
     @property
     def uploads_dir(self) -> Path:
@@ -155,6 +157,20 @@ def _positive_ints(kind: type[_Limits], variables: Mapping[str, str], env: Mappi
     )
 
 
+def _min_fill_seconds(env: Mapping[str, str]) -> float:
+    """EARFUL_MIN_FILL_SECONDS: a number of seconds from 0 (no minimum) to 60; 2 when unset."""
+    raw = (env.get("EARFUL_MIN_FILL_SECONDS") or "").strip()
+    if not raw:
+        return 2.0
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 60:
+        raise ValueError(f"EARFUL_MIN_FILL_SECONDS must be a number of seconds from 0 to 60 (it is {raw!r})")
+    return seconds
+
+
 def _redis_url(env: Mapping[str, str]) -> str | None:
     """EARFUL_REDIS_URL: ``redis://host:port/db`` (or ``rediss://``); None when unset."""
     raw = (env.get("EARFUL_REDIS_URL") or "").strip()
@@ -192,4 +208,5 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         capture_limits=_capture_limits(env),
         redis_url=_redis_url(env),
         redis_key_prefix=(env.get("EARFUL_REDIS_KEY_PREFIX") or "").strip() or "earful",
+        min_fill_seconds=_min_fill_seconds(env),
     )

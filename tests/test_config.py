@@ -79,3 +79,15 @@ def test_the_retention_interval_is_read_in_seconds(tmp_path):
 
     with pytest.raises(ValueError, match="EARFUL_RETENTION_SECONDS"):
         _settings(tmp_path, EARFUL_RETENTION_SECONDS="0")
+
+
+def test_the_minimum_fill_time_is_two_seconds_unless_set(tmp_path):
+    assert _settings(tmp_path).min_fill_seconds == 2.0
+    assert _settings(tmp_path, EARFUL_MIN_FILL_SECONDS="0").min_fill_seconds == 0.0
+    assert _settings(tmp_path, EARFUL_MIN_FILL_SECONDS="1.5").min_fill_seconds == 1.5
+
+
+@pytest.mark.parametrize("raw", ["soon", "-1", "61", "nan"])
+def test_a_minimum_fill_time_out_of_range_is_refused(tmp_path, raw):
+    with pytest.raises(ValueError, match="EARFUL_MIN_FILL_SECONDS must be a number of seconds from 0 to 60"):
+        _settings(tmp_path, EARFUL_MIN_FILL_SECONDS=raw)

@@ -17,11 +17,12 @@ from app.proxies import client_address
 from app.repositories.applications import ApplicationRow
 from app.services.applications import authenticate_capture
 from app.services.attachments import store_uploads
+from app.services.blocklist import address_blocked, sender_blocked
 from app.services.capture_limits import CaptureLimiter
 from app.services.feedback import create_thread
 from app.services.files import IncomingFile
 from app.services.stats import record_form_open
-from app.services.submissions import parse_submission
+from app.services.submissions import looks_automated, parse_submission
 
 blueprint = Blueprint("capture", __name__)
 
@@ -78,7 +79,8 @@ async def _application(application_id: str, missing: str, action: str) -> Applic
 @blueprint.post("/applications/<application_id>/open")
 async def open_form(application_id: str) -> Response:
     application = await _application(application_id, N_("Invalid application"), "open")
-    await record_form_open(application)
+    if not await address_blocked(application.id, client_address()):
+        await record_form_open(application)
     return text_response(translate(N_("OK"), _language()), 201)
 
 
@@ -114,8 +116,14 @@ async def submit(application_id: str) -> Response:
         if body_error is not None:
             raise body_error
         quotas = settings().quotas
-        submission = parse_submission(body, client_address(), request.headers.get("User-Agent", ""), quotas)
-        await create_thread(application, submission, quotas)
+        address = client_address()
+        submission = parse_submission(body, address, request.headers.get("User-Agent", ""), quotas)
+        # A bot or a blocked sender gets the answer anyone gets, so it has no reason to try again.
+        # A server key's ``ip`` (its user's address) is matched as well as the caller's own.
+        if not looks_automated(submission, settings().min_fill_seconds) and not await sender_blocked(
+            application.id, submission.email, address, submission.ip_address
+        ):
+            await create_thread(application, submission, quotas)
     except DomainError as error:
         return _error_response(error, language)
     return text_response(translate(N_("Feedback sent!"), language), 201)

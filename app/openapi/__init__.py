@@ -24,6 +24,7 @@ from app.openapi.management import management_paths
 from app.openapi.privacy import privacy_paths
 from app.openapi.responses import BODY_TOO_LARGE, LENGTH_REQUIRED
 from app.openapi.schemas import COMPONENTS
+from app.openapi.spam import spam_paths
 
 VERSION = "1.0.0"
 DESCRIPTION = """\
@@ -67,6 +68,7 @@ def build_document(base_url: str) -> dict[str, Any]:
                 other_paths(),
                 _document_paths(),
                 deletion_paths(),
+                spam_paths(),
                 privacy_paths(),
             )
         ),

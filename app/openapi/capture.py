@@ -77,6 +77,19 @@ SUBMISSION: Schema = {
         },
         "nps": {"type": "integer", "minimum": 0, "maximum": 10},
         "language": {"type": "string", "enum": list(LANGUAGES), "description": "Language of the answer."},
+        "honeypot": {
+            "type": "string",
+            "description": "The widget's hidden field, which people never see: a submit where it is not "
+            "empty is a bot's, answered 201 as usual and not stored. Never stored. Leave it out.",
+        },
+        "fill_time_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Milliseconds the form was shown before it was sent (the widget sends it): "
+            "under `EARFUL_MIN_FILL_SECONDS` (2 s by default), or not a whole number, is a bot's, "
+            "answered 201 as usual and not stored. Never stored. A client that sends neither field is "
+            "not judged.",
+        },
     },
 }
 SUBMISSION_FORM: Schema = {
@@ -109,7 +122,7 @@ def capture_paths() -> dict[str, dict[str, Operation]]:
                 "openForm",
                 "Count that the feedback form was shown",
                 {
-                    201: translated("Counted.", N_("OK")),
+                    201: translated("Counted (from a blocked network: not counted, same answer).", N_("OK")),
                     404: translated("Unknown application.", N_("Invalid application")),
                 },
             )
@@ -161,7 +174,12 @@ def capture_paths() -> dict[str, dict[str, Operation]]:
                 "submitFeedback",
                 "Submit feedback: creates a thread",
                 {
-                    201: translated("The thread was created.", N_("Feedback sent!")),
+                    201: translated(
+                        "The thread was created; or the submit was dropped, with this same answer, "
+                        "because its e-mail, domain or address is on the application's blocklist, or "
+                        "its `honeypot` or `fill_time_ms` shows a bot.",
+                        N_("Feedback sent!"),
+                    ),
                     400: translated(
                         "A field is missing or invalid, or over a quota: more tags than "
                         "`EARFUL_MAX_TAGS_PER_SUBMIT`, a tag longer than `EARFUL_MAX_TAG_LENGTH`, "

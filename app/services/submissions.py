@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,11 @@ class Submission:
     language_given: bool = True  # False: the client sent none, so the sentiment detects it
     ip_address: str = ""
     user_agent: str = ""
+    # The widget's spam signals, never stored: the hidden field's value (None when not sent) and
+    # how long the form was shown before it was sent, in milliseconds (None when not sent; -1
+    # when sent but not a whole number of milliseconds).
+    honeypot: str | None = None
+    fill_time_ms: int | None = None
 
 
 def _parse_tags(value: object, quotas: Quotas) -> tuple[str, ...]:
@@ -104,6 +110,34 @@ def _parse_attachments(value: object, quotas: Quotas) -> tuple[int, ...]:
     return tuple(dict.fromkeys(ids))
 
 
+HONEYPOT_FIELD = "honeypot"
+FILL_TIME_FIELD = "fill_time_ms"
+
+
+def _spam_signals(body: Mapping[str, object]) -> tuple[str | None, int | None]:
+    """The honeypot's value and the fill time of a submit, if it sent them. A value no widget
+    sends (a honeypot that is not text, a fill time that is not a whole number of milliseconds)
+    counts as a bot's: the honeypot as filled, the fill time as -1 (under any minimum)."""
+    honeypot = body.get(HONEYPOT_FIELD)
+    if honeypot is not None and not isinstance(honeypot, str):
+        honeypot = str(honeypot) or "?"
+    raw = body.get(FILL_TIME_FIELD)
+    fill_time: int | None = None
+    if raw is not None and raw != "":
+        number = int(raw) if isinstance(raw, float) and math.isfinite(raw) else parse_int(raw)
+        fill_time = number if number is not None and number >= 0 else -1
+    return honeypot, fill_time
+
+
+def looks_automated(submission: Submission, min_fill_seconds: float) -> bool:
+    """Whether a submit was sent by a bot: its honeypot is filled in, or its form was sent sooner
+    after it was shown than a person can type (a client that sends neither is not judged)."""
+    if submission.honeypot is not None and submission.honeypot.strip():
+        return True
+    fill_time = submission.fill_time_ms
+    return fill_time is not None and fill_time < min_fill_seconds * 1000
+
+
 def _optional_text(value: object, limit: int, error: str) -> str:
     if value is None:
         return ""
@@ -151,6 +185,7 @@ def parse_submission(
             ip = str(ipaddress.ip_address(ip))
         except ValueError:
             raise ValidationError(N_("Invalid IP address")) from None
+    honeypot, fill_time = _spam_signals(body)
     return Submission(
         email=email,
         message=message,
@@ -165,4 +200,6 @@ def parse_submission(
         language_given=body.get("language") not in (None, ""),
         ip_address=ip or caller_ip,
         user_agent=user_agent[:1000],
+        honeypot=honeypot,
+        fill_time_ms=fill_time,
     )

@@ -72,7 +72,7 @@ def test_anything_else_is_refused_with_what_is_expected(typed):
 
 @pytest.mark.parametrize("typed", ["0.0.0.0/0", "10.0.0.0/7", "128.0.0.0/1", "::/0", "2001::/15"])
 def test_networks_wider_than_a_slash_8_or_a_slash_16_are_refused(typed):
-    with pytest.raises(ValidationError, match="must not be a network wider than /(8|16)"):
+    with pytest.raises(ValidationError, match=r"must not be a network wider than /(8|16)"):
         parse_entry(typed)
 
 

@@ -22,6 +22,7 @@ from app.errors import DomainError
 from app.repositories import outbox
 from app.repositories.attachments import AttachmentRow
 from app.services.attachments import record_uploads, remove_uploads, write_uploads
+from app.services.blocklist import sender_blocked
 from app.services.feedback import create_thread
 from app.services.files import IncomingFile
 from app.services.mail.addresses import Recipient, resolve_recipient
@@ -66,7 +67,8 @@ class UnreadableMail(MailRefused):
 @dataclass(frozen=True)
 class Delivered:
     """What became of an e-mail for one target: a new ``thread``, a ``reply``, or a ``duplicate``
-    or ``ignored`` (automatic) message that changed nothing."""
+    or ``ignored`` (automatic, or from a sender on the application's blocklist) message that
+    changed nothing."""
 
     outcome: str
     thread_id: int | None = None
@@ -133,6 +135,8 @@ async def _deliver(recipient: Recipient, mail: ParsedMail, settings: Settings) -
     """Take one e-mail for one target, in one transaction: its files, the thread or the reply,
     and the record of its Message-ID (the files go when the transaction fails)."""
     key = inbound_key(mail.message_id, recipient)
+    if await sender_blocked(recipient.application.id, mail.sender_email):
+        return Delivered("ignored")  # accepted as any mail is, so the sender learns nothing
     if await outbox.received(key):
         return Delivered("duplicate", recipient.thread.id if recipient.thread else None)
     if recipient.thread is None and len(mail.text or mail.subject) < MIN_MESSAGE_LENGTH and not mail.files:

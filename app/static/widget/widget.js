@@ -77,6 +77,7 @@
     "[hidden]{display:none!important}" +
     "button{cursor:pointer}" +
     ":focus-visible{outline:2px solid var(--a);outline-offset:2px}" +
+    ".hp{position:absolute;left:-10000px;top:auto;width:1px;height:1px;overflow:hidden}" +
     ".vh{position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0;opacity:0}" +
     ".l{position:fixed;bottom:20px;right:20px;z-index:2147483003;display:flex;align-items:center;gap:8px;border:0;border-radius:999px;padding:11px 18px;background:var(--a);color:var(--at);font-weight:600;box-shadow:0 4px 14px rgba(0,0,0,.22)}" +
     ".l:hover{filter:brightness(1.07)}.l svg{width:18px;height:18px}" +
@@ -130,6 +131,9 @@
   /* State: who the user is (identify), the picked files and their uploaded ids. */
   var user = { email: "", name: "", properties: {}, tags: [] };
   var files = [], uploaded = null, opened = false, busy = false, ui = null, want = false;
+  /* When the form was last shown (ms, monotonic): the submit says how long it was open. */
+  var shownAt = 0;
+  function now() { return w.performance && performance.now ? performance.now() : Date.now(); }
 
   function el(root, sel) { return root.querySelector(sel); }
 
@@ -157,6 +161,9 @@
       '<fieldset><legend>' + t.mood + '</legend><div class="o m">' + moods + "</div></fieldset>" +
       (nps ? '<fieldset class="np"><legend>' + t.nps + '</legend><div class="o n">' + scores + '</div><div class="ends" aria-hidden="true"><span>0 · ' + t.npsLow + "</span><span>10 · " + t.npsHigh + "</span></div></fieldset>" : "") +
       (uploads ? '<div class="f"><input class="vh" id="ef-f" type="file" multiple><label class="at" for="ef-f">' + ICON.clip + t.files + "</label><ul></ul></div>" : "") +
+      /* The honeypot: off-screen and out of the tab order, so people never fill it; bots that
+       * fill every field do, and their submit is answered as usual and dropped. */
+      '<div class="hp" aria-hidden="true"><label for="ef-w">Website</label><input id="ef-w" type="text" name="website" tabindex="-1" autocomplete="off"></div>' +
       '<p class="e" role="alert"></p>' +
       '<button type="submit" class="s">' + t.send + "</button>" +
       "</form>" +
@@ -164,14 +171,14 @@
       "</div></div>";
     var u = {
       root: root, launcher: el(root, ".l"), backdrop: el(root, ".bd"), panel: el(root, ".p"), form: el(root, "form"),
-      message: el(root, "#ef-m"), email: el(root, "#ef-e"), name: el(root, "#ef-n"), file: el(root, "#ef-f"),
+      message: el(root, "#ef-m"), email: el(root, "#ef-e"), name: el(root, "#ef-n"), file: el(root, "#ef-f"), trap: el(root, "#ef-w"),
       list: el(root, "ul"), error: el(root, ".e"), send: el(root, ".s"), done: el(root, ".ok")
     };
     u.status = el(u.done, "p");
     u.launcher.addEventListener("click", function () { u.panel.hidden ? open() : close(); });
     el(root, ".x").addEventListener("click", close);
     u.backdrop.addEventListener("click", close);
-    el(u.done, "button").addEventListener("click", function () { u.done.hidden = true; u.form.hidden = false; u.message.focus(); });
+    el(u.done, "button").addEventListener("click", function () { u.done.hidden = true; u.form.hidden = false; shownAt = now(); u.message.focus(); });
     u.panel.addEventListener("keydown", keydown);
     u.form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
     if (u.file) u.file.addEventListener("change", function () {
@@ -255,6 +262,7 @@
     if (!ui.panel.hidden) return;
     ui.panel.hidden = ui.backdrop.hidden = false;
     ui.launcher.setAttribute("aria-expanded", "true");
+    if (!ui.form.hidden && !shownAt) shownAt = now();
     prefill();
     (ui.form.hidden ? el(ui.done, "button") : ui.message).focus();
     if (!opened) {
@@ -291,7 +299,8 @@
     upload.then(function (ids) {
       var payload = {
         message: ui.message.value, email: ui.email.value.trim(), name: ui.name.value.trim(),
-        language: lang, url: location.href, attachments: ids
+        language: lang, url: location.href, attachments: ids,
+        honeypot: ui.trap.value, fill_time_ms: Math.max(0, Math.round(now() - shownAt))
       };
       var mood = checked("mood"), score = checked("nps");
       if (mood) payload.sentiment = mood;
@@ -307,6 +316,7 @@
       files = [];
       uploaded = null;
       opened = false;
+      shownAt = 0;
       if (ui.file) renderFiles();
       ui.status.textContent = text;
       ui.form.hidden = true;
