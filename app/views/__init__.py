@@ -104,6 +104,16 @@ def register_views(app: Quart, settings: Settings) -> None:
 
 def _page_modules() -> tuple[ModuleType, ...]:
     """The page blueprints of the web app, besides sign-in."""
-    from app.views import account, applications, demo, inbox, organizations, passwords, stats, threads
+    from app.views import (
+        account,
+        applications,
+        demo,
+        inbox,
+        organizations,
+        passwords,
+        retention,
+        stats,
+        threads,
+    )
 
-    return (applications, inbox, threads, account, passwords, organizations, stats, demo)
+    return (applications, inbox, threads, account, passwords, organizations, stats, demo, retention)

@@ -29,6 +29,7 @@ from app.services import applications as service
 from app.services.capture_settings import LIMIT_FIELDS, MAX_PER_MINUTE
 from app.services.files import IncomingFile
 from app.services.organizations import list_memberships
+from app.views import retention as retention_views
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import duration
@@ -230,6 +231,7 @@ async def _settings_context(
         "intake_address": intake,
         "snippet": widget_snippet(application),
         "target_label": duration(application.target_average_first_reply_time),
+        "retention": await retention_views.retention_card(agent, application),
         "error": None,
         "saved": False,
         **extra,
