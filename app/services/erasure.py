@@ -73,6 +73,11 @@ def parse_application_id(value: object) -> int | None:
     return number
 
 
+async def administered_applications(user: UserRow) -> list[ApplicationRow]:
+    """The applications the user administers (what a request without an application covers)."""
+    return await people.administered_applications(user.id, OWNER)
+
+
 async def applications_in_scope(actor: UserRow | None, application_id: int | None) -> list[ApplicationRow]:
     """The applications a request covers: the one named (which the actor must see, else
     'Invalid application', and administer, else 403), or every one the actor administers;
@@ -83,7 +88,7 @@ async def applications_in_scope(actor: UserRow | None, application_id: int | Non
             raise NotFound("Invalid application")
         return found
     if application_id is None:
-        return await people.administered_applications(actor.id, OWNER)
+        return await administered_applications(actor)
     application = await visible_application(actor.id, application_id)
     if application is None:
         raise NotFound("Invalid application")

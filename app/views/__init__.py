@@ -111,9 +111,10 @@ def _page_modules() -> tuple[ModuleType, ...]:
         inbox,
         organizations,
         passwords,
+        privacy,
         retention,
         stats,
         threads,
     )
 
-    return (applications, inbox, threads, account, passwords, organizations, stats, demo, retention)
+    return (applications, inbox, threads, account, passwords, organizations, stats, demo, retention, privacy)
