@@ -60,11 +60,11 @@ async def find_tag(application_id: int, name: str) -> TagRow | None:
     return await tags.tag_named(application_id, normalize_tag(name))
 
 
-async def search_tags(application_id: int, text: object) -> list[TagRow]:
-    """At most SEARCH_LIMIT tags of an application whose name contains ``text``, by name: what a
-    tag picker offers, instead of every tag of the application."""
+async def search_tags(application_id: int, text: object, limit: int = SEARCH_LIMIT) -> list[TagRow]:
+    """At most ``limit`` tags of an application whose name contains ``text``, by name: what a
+    tag picker offers (or the tags page shows), instead of every tag of the application."""
     query = storable(normalize_tag(text)[:MAX_TAG_LENGTH]) if isinstance(text, str) else ""
-    return await tags.search_tags(application_id, query, SEARCH_LIMIT)
+    return await tags.search_tags(application_id, query, limit)
 
 
 async def ensure_tags(application_id: int, names: Sequence[str], most: int | None = None) -> list[TagRow]:

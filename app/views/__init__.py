@@ -114,7 +114,12 @@ def _page_modules() -> tuple[ModuleType, ...]:
         privacy,
         retention,
         stats,
+        tags,
         threads,
     )
 
-    return (applications, inbox, threads, account, passwords, organizations, stats, demo, retention, privacy)
+    return (
+        *(applications, inbox, threads, account, passwords, organizations, stats, demo, tags),
+        retention,
+        privacy,
+    )

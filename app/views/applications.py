@@ -26,6 +26,7 @@ from app.models import OWNER, PLATFORMS
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import applications as service
+from app.services import deletion
 from app.services.capture_settings import LIMIT_FIELDS, MAX_PER_MINUTE
 from app.services.files import IncomingFile
 from app.services.organizations import list_memberships
@@ -231,6 +232,7 @@ async def _settings_context(
         "intake_address": intake,
         "snippet": widget_snippet(application),
         "target_label": duration(application.target_average_first_reply_time),
+        "administrator": await deletion.is_administrator(agent, application),
         "retention": await retention_views.retention_card(agent, application),
         "error": None,
         "saved": False,
@@ -306,3 +308,29 @@ async def rotate_key(application_id: int, platform: str) -> ResponseReturnValue:
         url_for("views.applications.show_application", application_id=application.id) + "#keys",
         303,
     )
+
+# --- delete ------------------------------------------------------------------------------------
+
+
+@blueprint.route("/applications/<id:application_id>/delete", methods=["GET", "POST"])
+@agent_required
+async def delete_application(application_id: int) -> ResponseReturnValue:
+    """Delete the application with everything under it, once its name is typed (its
+    administrators only: an agent of its organization gets 403)."""
+    agent = current_agent()
+    application = await service.get_application(agent, application_id)
+    await deletion.check_administrator(agent, application)
+    context = {"application": application, "logo_url": logo_path(application), "section": "settings"}
+    if request.method == "GET":
+        return await render_template("applications/delete.html", **context, error=None, typed=""), 200
+    typed = (await request.form).get("name", "")
+    try:
+        deletion.check_confirmation(application, typed)
+    except DomainError as failure:
+        page = await render_template("applications/delete.html", **context, error=str(failure), typed=typed)
+        return page, failure.status
+    threads = await deletion.delete_application(agent, application, _settings().data_dir)
+    await flash(
+        f"{application.name} was deleted with its {threads} thread{'' if threads == 1 else 's'}.", "success"
+    )
+    return redirect(url_for("views.applications.list_applications"), 303)

@@ -8,15 +8,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from markupsafe import Markup
-from quart import Blueprint, Response, request, url_for
+from quart import Blueprint, Response, current_app, flash, redirect, request, url_for
+from quart.typing import ResponseReturnValue
 
 from app.downloads import export_response
+from app.errors import DomainError
 from app.links import logo_path
 from app.models import SENTIMENTS
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import SenderRow, ThreadRow
 from app.services import export
 from app.services.applications import get_application
+from app.services.deletion import delete_threads as remove_threads
+from app.services.deletion import parse_thread_ids
 from app.services.inbox import PAGE_SIZE, InboxFilters, InboxPage, search_threads
 from app.services.tags import search_tags as find_tags
 from app.services.thread_filters import ThreadFilters
@@ -118,6 +122,9 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
         "has_filters": bool(filters["sentiment"] or filters["tag"] or filters["query"]),
         "inbox_url": lambda **changes: inbox_url(application, **{**current, **changes}),
         "export_url": url_for("views.inbox.export_threads", application_id=application.id, **current),
+        "delete_url": url_for(
+            "views.inbox.delete_threads", application_id=application.id, **inbox_filters(request.args)
+        ),
         "section": "inbox",
         "logo_url": logo_path(application),
     }
@@ -160,3 +167,37 @@ async def export_threads(application_id: int) -> Response:
     export_format = export.check_format(request.args.get("format"))
     body = export.export_file(application, filters, export_format, bom=export_format == "csv")
     return export_response(application.id, body, export_format)
+
+
+@blueprint.post("/applications/<id:application_id>/feedback/delete")
+@agent_required
+async def delete_threads(application_id: int) -> ResponseReturnValue:
+    """Delete the threads checked in the inbox, in one transaction, then back to the same page.
+
+    htmx posts with ``confirmed`` once the browser's confirm box said yes; a plain form post
+    gets a confirmation page first, whose button posts the same ids with ``confirmed``."""
+    application = await get_application(current_agent(), application_id)
+    form = await request.form
+    filters = inbox_filters(request.args)
+    back = inbox_url(application, **filters)
+    context = {
+        "application": application,
+        "logo_url": logo_path(application),
+        "section": "inbox",
+        "back_url": back,
+        "action": url_for("views.inbox.delete_threads", application_id=application.id, **filters),
+    }
+    try:
+        ids = parse_thread_ids(form.getlist("feedback_ids"))
+    except DomainError as error:
+        if is_htmx():
+            await flash(str(error), "error")
+            return Response("", error.status, headers={"HX-Redirect": back})
+        return await render_template("inbox/delete.html", **context, error=str(error)), error.status
+    if form.get("confirmed") != "1":
+        return await render_template("inbox/delete.html", **context, ids=ids, error=None)
+    deleted = await remove_threads(application, ids, current_app.config["EARFUL"].data_dir)
+    await flash(f"{deleted} thread{'' if deleted == 1 else 's'} deleted.", "success")
+    if is_htmx():
+        return Response("", 200, headers={"HX-Redirect": back})
+    return redirect(back, 303)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quart import Blueprint, current_app, redirect, request, url_for
+from quart import Blueprint, Response, current_app, flash, redirect, request, url_for
 from quart.typing import ResponseReturnValue
 from wtforms import StringField, TextAreaField
 
@@ -12,6 +12,7 @@ from app.models import SENTIMENTS
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import ThreadRow
 from app.services.applications import get_application
+from app.services.deletion import delete_thread as remove_thread
 from app.services.feedback import get_thread, get_thread_details, set_archived, set_sentiment
 from app.services.mail.outbox import delivery_status_of_replies
 from app.services.plans import includes_internal_notes
@@ -199,3 +200,26 @@ async def correct_sentiment(application_id: int, feedback_id: int) -> ResponseRe
     if not is_htmx():
         return _back_to_thread(application_id, feedback_id)
     return await _render("partials/threads/sentiment.html", await _thread_context(application, feedback_id))
+
+
+@blueprint.get(THREAD + "/delete")
+@agent_required
+async def confirm_delete_thread(application_id: int, feedback_id: int) -> str:
+    """Without JavaScript, the thread page's Delete button asks here first (with it, the browser's
+    confirm box does)."""
+    application = await get_application(current_agent(), application_id)
+    context = await _thread_context(application, feedback_id)
+    return await render_template("threads/delete.html", **context)
+
+
+@blueprint.post(THREAD + "/delete")
+@agent_required
+async def delete_thread(application_id: int, feedback_id: int) -> ResponseReturnValue:
+    """Delete the thread with its replies, notes and files, then back to the inbox."""
+    application = await get_application(current_agent(), application_id)
+    await remove_thread(application, feedback_id, current_app.config["EARFUL"].data_dir)
+    await flash("Thread deleted.", "success")
+    target = url_for("views.inbox.list_threads", application_id=application_id, **inbox_filters(request.args))
+    if is_htmx():
+        return Response("", 200, headers={"HX-Redirect": target})
+    return redirect(target, 303)

@@ -1,4 +1,5 @@
-"""A random sequence of every kind of write, then every counter recounted from the raw tables.
+"""A random sequence of every kind of write (creates, replies, customer answers, archives, tags,
+deletions, retention runs, erasures), then every counter recounted from the raw tables.
 
 Each kind of write has its own tests; this one looks for the interactions between them (a
 reply on a thread archived, then deleted; a tag deleted under archived threads...). The seeds
@@ -9,13 +10,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from app.models import Feedback, Tag
+from app.db import transactional
+from app.models import Application, Feedback, Tag
 from app.repositories.applications import ApplicationRow
-from app.services import deletion, feedback, replies, tags
+from app.services import deletion, erasure, feedback, replies, retention, tags
 from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
 from tests.factories import application_row, make_application, make_thread, make_user
@@ -97,6 +100,31 @@ class Scenario:
         if found:
             await deletion.delete_tag(self.agent, application, self.rng.choice(list(found)))
 
+    async def age(self, application: ApplicationRow, feedback_id: int) -> None:
+        """Make a thread old enough for retention (writes are only ever new)."""
+        days = self.rng.choice((10, 40, 400))
+
+        @transactional
+        async def back_date() -> None:
+            await Feedback.filter(id=feedback_id).update(created_at=datetime.now(UTC) - timedelta(days=days))
+
+        await back_date()
+
+    async def retain(self, application: ApplicationRow, _: int) -> None:
+        archived_only = self.rng.random() < 0.5
+
+        @transactional
+        async def switch_on() -> None:
+            await Application.filter(id=application.id).update(
+                retention_days=30, retention_archived_only=archived_only
+            )
+
+        await switch_on()
+        await retention.apply_retention(self.data_dir, datetime.now(UTC), batch=3, pause=0)
+
+    async def erase(self, application: ApplicationRow, _: int) -> None:
+        await erasure.erase_person(None, self.rng.choice(SENDERS), data_dir=self.data_dir)
+
     async def step(self) -> None:
         application = await self._application()
         ids = await self._thread_ids(application)
@@ -114,6 +142,10 @@ class Scenario:
             self.untag,
             self.delete,
             self.delete_tag,
+            self.age,
+            self.age,
+            self.retain,
+            self.erase,
         ]
         action = self.rng.choice(actions)
         feedback_id = self.rng.choice(ids)
