@@ -113,13 +113,14 @@ def _page_modules() -> tuple[ModuleType, ...]:
         passwords,
         privacy,
         retention,
+        spam,
         stats,
         tags,
         threads,
     )
 
     return (
-        *(applications, inbox, threads, account, passwords, organizations, stats, demo, tags),
+        *(applications, inbox, threads, account, passwords, organizations, stats, demo, tags, spam),
         retention,
         privacy,
     )

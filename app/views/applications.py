@@ -26,7 +26,7 @@ from app.models import OWNER, PLATFORMS
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import applications as service
-from app.services import deletion
+from app.services import blocklist, deletion
 from app.services.capture_settings import LIMIT_FIELDS, MAX_PER_MINUTE
 from app.services.files import IncomingFile
 from app.services.organizations import list_memberships
@@ -233,6 +233,7 @@ async def _settings_context(
         "snippet": widget_snippet(application),
         "target_label": duration(application.target_average_first_reply_time),
         "administrator": await deletion.is_administrator(agent, application),
+        "blocklist": await blocklist.list_entries(application),
         "retention": await retention_views.retention_card(agent, application),
         "error": None,
         "saved": False,
@@ -308,6 +309,7 @@ async def rotate_key(application_id: int, platform: str) -> ResponseReturnValue:
         url_for("views.applications.show_application", application_id=application.id) + "#keys",
         303,
     )
+
 
 # --- delete ------------------------------------------------------------------------------------
 
