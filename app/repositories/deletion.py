@@ -133,15 +133,22 @@ async def delete_application(application_id: int) -> bool:
     return await change("DELETE FROM applications WHERE id = {}", [application_id]) > 0
 
 
+def count_before_statement(
+    application_id: int, before: datetime, archived_only: bool
+) -> tuple[str, list[object]]:
+    """The statement of :func:`count_threads_before`, with its values."""
+    archived = " AND archived = {}" if archived_only else ""
+    return (
+        f"SELECT COUNT(*) AS count FROM feedback WHERE application_id = {{}} AND created_at < {{}}{archived}",
+        [application_id, moment(before)] + ([True] if archived_only else []),
+    )
+
+
 async def count_threads_before(application_id: int, before: datetime, archived_only: bool) -> int:
     """How many of the application's threads were created before ``before`` (only archived ones
     when ``archived_only``): what a retention run deletes. One range of the (application_id,
     created_at) index."""
-    archived = " AND archived = {}" if archived_only else ""
-    row = await select_one(
-        f"SELECT COUNT(*) AS count FROM feedback WHERE application_id = {{}} AND created_at < {{}}{archived}",
-        [application_id, moment(before)] + ([True] if archived_only else []),
-    )
+    row = await select_one(*count_before_statement(application_id, before, archived_only))
     return int(row["count"]) if row else 0
 
 

@@ -28,6 +28,7 @@ from app.repositories import deletion as statements
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import deletion
+from app.services.deletion import Deleted
 from app.services.validation import parse_bool, parse_int
 
 logger = logging.getLogger("earful.retention")
@@ -100,6 +101,17 @@ async def apply_retention(
     return deleted
 
 
+@transactional
+async def _remove_batch(application_id: int, feedback_ids: list[int], archived_only: bool) -> Deleted:
+    """Delete one batch in one transaction. The ids were picked outside it: when only archived
+    threads go, those unarchived since are kept (their rows are locked first, so none changes
+    between this check and the deletion)."""
+    if archived_only:
+        locked = await statements.lock_threads(application_id, feedback_ids)
+        feedback_ids = [thread.id for thread in locked if thread.archived]
+    return await deletion.remove_threads(application_id, feedback_ids)
+
+
 async def _apply(application: ApplicationRow, data_dir: Path, now: datetime, batch: int, pause: float) -> int:
     before = cutoff(application, now)
     assert before is not None  # only applications with retention on
@@ -111,7 +123,7 @@ async def _apply(application: ApplicationRow, data_dir: Path, now: datetime, bat
         )
         if not ids or ids == previous:  # nothing left, or nothing moves: never loop for ever
             return total
-        removed = await deletion.remove_threads(application.id, ids)
+        removed = await _remove_batch(application.id, ids, application.retention_archived_only)
         deletion.remove_files(data_dir, removed.files)
         total += removed.threads
         previous = ids

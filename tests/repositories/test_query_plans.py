@@ -10,13 +10,14 @@ word reads the trigram indexes rather than every thread (app/services/search.py)
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from tortoise import connections
 
-from app.repositories import attachments, replies, search, tags, threads
+from app.repositories import attachments, deletion, replies, search, tags, threads
 from app.repositories.inbox import ThreadQuery
 from app.services.search import SCAN_WINDOW
+from app.services.seed import SPAN_DAYS, seed_application
 from app.services.tags import find_tag_id
 from tests.factories import make_application, make_reply, make_thread, make_upload, make_user
 
@@ -193,3 +194,16 @@ async def test_a_tag_search_walks_the_applications_tags_in_name_order(backend):
     # SQLite walks the (application, name) index in order and stops at the limit; PostgreSQL
     # reads the application's entries of that index (a few, here) and may sort them.
     assert "TEMP B-TREE" not in plan and "SCAN t\n" not in plan + "\n" and "Seq Scan" not in plan, plan
+
+
+async def test_retention_counts_its_due_threads_off_the_index_by_creation_time(backend):
+    application = await make_application(await make_user())
+    await seed_application(application.id, 2000)  # threads over SPAN_DAYS; the oldest few are due
+    if backend == "postgres":
+        await connections.get("default").execute_script("ANALYZE feedback")
+    before = datetime.now(UTC) - timedelta(days=SPAN_DAYS - 7)
+
+    template, values = deletion.count_before_statement(application.id, before, archived_only=False)
+    plan = await _plan(_inline(template, values), backend)
+
+    assert "idx_feedback_applica_fa5685" in plan, plan

@@ -192,6 +192,24 @@ async def test_archived_only_keeps_old_threads_still_open(db, tmp_path):
     assert (stored.open_threads, stored.archived_threads) == (1, 1)
 
 
+async def test_a_thread_unarchived_after_the_pick_is_kept(db, tmp_path, monkeypatch):
+    application = await make_application(await make_user(), retention_days=30, retention_archived_only=True)
+    doomed = await _archived(application, await _aged(await make_thread(application), 40))
+    reopened = await _aged(await make_thread(application), 40)  # archived when picked, open since
+    pick = retention.statements.oldest_thread_ids
+    picks = iter([[doomed.id, reopened.id]])
+
+    async def picked_before_the_unarchive(*args: object) -> list[int]:
+        return next(picks, None) or await pick(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(retention.statements, "oldest_thread_ids", picked_before_the_unarchive)
+    deleted = await retention.apply_retention(tmp_path, NOW, pause=0)
+
+    assert deleted == {application.id: 1}
+    assert await _remaining(application) == {reopened.id}
+    assert await counter_mismatches() == []
+
+
 async def test_counters_are_exact_after_a_run(db, tmp_path):
     user = await make_user(plan="team")  # with internal notes
     application = await make_application(user, retention_days=10)
