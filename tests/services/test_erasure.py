@@ -329,3 +329,15 @@ async def test_deleting_an_application_leaves_an_audit_entry(db, tmp_path):
 
     [entry] = await AuditEntry.filter(action="application.delete")
     assert (entry.actor_id, entry.application_id, entry.counts) == (user.id, application.id, {"threads": 1})
+
+
+async def test_the_export_reads_threads_in_batches(db, tmp_path, monkeypatch):
+    monkeypatch.setattr(erasure, "BATCH", 2)
+    user = await make_user()
+    application = await make_application(user)
+    made = [await make_thread(application, email=PERSON, message=f"Message {n}") for n in range(5)]
+
+    document = await erasure.export_person(user, PERSON, attachment_url=_url)
+
+    [held] = document["applications"]
+    assert [thread["id"] for thread in held["threads"]] == [thread.id for thread in made]
