@@ -5,6 +5,13 @@ a reply, a note, an attachment, an archived thread), and the fuzzer gets the tok
 key and the inbound secret, and the ids of that data besides random ones, so generated requests
 reach real threads as well as unknown ids.
 
+The operations that delete threads get ids of their own (threads kept for them), so they delete
+real rows without taking the data the other operations read. ``deleteApplication`` is left out:
+schemathesis's coverage phase also tries the ids bound to ``application_id`` for every other
+operation, so it deleted the fuzzed application within seconds and every later request saw none;
+its answers are checked against the document by every API test instead (tests/openapi_check.py).
+The run fails if the fuzzed application did not survive it.
+
     python -m tests.contract.fuzzing                       # SQLite, the seed of schemathesis.toml
     python -m tests.contract.fuzzing --seed random         # a new seed each run (printed)
     python -m tests.contract.fuzzing --database-url postgres://postgres@127.0.0.1:5432/postgres
@@ -34,6 +41,12 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "schemathesis.toml"
 ST = Path(sys.executable).parent / "st"
 INBOUND_SECRET = "fuzzing-inbound-secret-0123456789"
+DOOMED_THREADS = 6
+# Operations that delete what they are given, and the dictionary of ids each gets instead.
+DESTRUCTIVE = (
+    ("deleteFeedback", "path.feedback_id", "doomed_threads"),
+    ("markFeedbackAsSpam", "path.feedback_id", "doomed_threads"),
+)
 PASSWORD = "fuzzing-password-123"
 
 
@@ -56,6 +69,9 @@ def seed_data(site: LiveSite) -> dict[str, Any]:
         )
     threads = site.api_get(token, f"/applications/{application['id']}/feedback")["data"]
     newest, oldest = threads[0]["id"], threads[-1]["id"]
+    for number in range(DOOMED_THREADS):
+        site.submit(application, email=f"spammer{number}@example.net", message=f"Buy now, offer {number}")
+    doomed = site.api_get(token, f"/applications/{application['id']}/feedback?limit={DOOMED_THREADS}")["data"]
     site.reply(token, application["id"], oldest, "Thanks, we are on it.")
     site.reply(token, application["id"], oldest, "Internal: check the billing export.", kind="note")
     archived = site.http.patch(
@@ -71,6 +87,7 @@ def seed_data(site: LiveSite) -> dict[str, Any]:
         "key": application["keys"]["javascript"],
         "application_id": application["id"],
         "feedback_ids": [thread["id"] for thread in threads],
+        "doomed_feedback_ids": [thread["id"] for thread in doomed],
         "attachment": capability.groups() if capability else None,
     }
 
@@ -94,12 +111,19 @@ def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
         ids |= {"attachments": [int(attachment_id)]}
         text += f'\n[dictionaries.tokens]\nvalues = ["{token}"]\n[dictionaries.names]\nvalues = ["{name}"]\n'
         parameters |= {"path.attachment_id": "attachments", "path.token": "tokens", "path.name": "names"}
+    ids |= {"doomed_threads": data["doomed_feedback_ids"]}
     for name, values in ids.items():
         text += f"\n[dictionaries.{name}]\nvalues = {values}\n"
     text += "\n[parameters]\n" + "".join(
         f'"{key}" = {{ dictionary = "{dictionary}", probability = 0.7 }}\n'
         for key, dictionary in parameters.items()
     )
+    text += '\n[[operations]]\ninclude-operation-id = "deleteApplication"\nenabled = false\n'
+    for operation_id, key, dictionary in DESTRUCTIVE:
+        text += (
+            f'\n[[operations]]\ninclude-operation-id = "{operation_id}"\n'
+            f'parameters = {{ "{key}" = {{ dictionary = "{dictionary}", probability = 1.0 }} }}\n'
+        )
     path = folder / "schemathesis.toml"
     path.write_text(text)
     return path
@@ -149,7 +173,15 @@ def run(database_url: str | None, seed: int | None, max_time: int) -> int:
             print(result.stdout[-20000:], result.stderr[-5000:], sep="\n")
             if result.returncode != 0:
                 print((folder / "data" / "serve.log").read_text()[-10000:])
-            return result.returncode
+                return result.returncode
+            survived = site.http.get(
+                f"{site.base_url}/applications/{data['application_id']}",
+                headers={"Authorization": f"Bearer {data['token']}"},
+            )
+            if survived.status_code != 200:
+                print("the fuzzed application was deleted during the run: the later operations saw none")
+                return 1
+            return 0
 
 
 def main() -> int:
