@@ -5,10 +5,11 @@ from __future__ import annotations
 from quart import Blueprint, current_app, flash, redirect, request, url_for
 from quart.typing import ResponseReturnValue
 
-from app.errors import DomainError
+from app.errors import DomainError, ValidationError
 from app.services import blocklist
 from app.services.applications import get_application
 from app.views import applications as applications_views
+from app.views import threads as threads_views
 from app.views.rendering import render_template
 from app.views.security import agent_required, current_agent
 from app.views.thread_display import inbox_filters
@@ -53,7 +54,11 @@ async def remove_from_blocklist(application_id: int, entry_id: int) -> ResponseR
 async def mark_spam(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Block the thread's sender and delete the thread; back to the inbox (with its filters)."""
     application = await get_application(current_agent(), application_id)
-    spam = await blocklist.mark_spam(application, feedback_id, current_app.config["EARFUL"].data_dir)
+    try:
+        spam = await blocklist.mark_spam(application, feedback_id, current_app.config["EARFUL"].data_dir)
+    except ValidationError as error:  # the blocklist is full: the thread stays, and its page says why
+        context = await threads_views._thread_context(application, feedback_id)
+        return await render_template("threads/show.html", **context, spam_error=str(error)), error.status
     await flash(f"Marked as spam: {spam.blocked.value} is blocked.", "success")
     return redirect(
         url_for("views.inbox.list_threads", application_id=application.id, **inbox_filters(request.args)), 303

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from app.models import BlockedSender, Feedback
 from app.repositories.accounts import user_by_email
-from tests.factories import block, body_text, make_application, make_thread
+from app.services.blocklist import MAX_ENTRIES
+from tests.factories import block, body_text, fill_blocklist, make_application, make_thread
 from tests.views.test_applications import intruder, signed_in
 
 __all__ = ["intruder", "signed_in"]  # fixtures used by the tests below
@@ -143,3 +144,14 @@ async def test_another_agent_cannot_mark_a_thread_as_spam(application, signed_in
     assert response.status_code == 404
     assert await Feedback.filter(id=thread.id).exists()
     assert await BlockedSender.all().count() == 0
+
+
+async def test_spam_with_a_full_blocklist_keeps_the_thread_and_says_why(client, application, signed_in):
+    await fill_blocklist(application, MAX_ENTRIES)
+    thread = await make_thread(application, email="bot@spam.example")
+    response = await client.post(
+        f"/app/applications/{application.id}/feedback/{thread.id}/spam", form={"csrf_token": signed_in}
+    )
+    assert response.status_code == 400
+    assert "The blocklist must not have more than 1000 entries." in await body_text(response)
+    assert await Feedback.filter(id=thread.id).exists()
