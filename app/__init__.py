@@ -7,11 +7,12 @@ import gc
 from quart import Quart, Response, request
 from quart.json.provider import DefaultJSONProvider
 
+from app import links
 from app.config import Settings, load_settings
 from app.db import close_database, open_database
 from app.failures import register_failure_handling
 from app.routing import IdConverter
-from app.services import sentiment, users
+from app.services import deployment, sentiment, users
 from app.services.capture_limits import CaptureLimiter
 
 
@@ -49,6 +50,8 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         app.register_blueprint(module.blueprint)
     register_failure_handling(app)
     register_views(app, config)
+    links.use_routes(app.url_map)
+    deployment.use_settings(config)
     start_background_workers(app, config)
 
     @app.before_request

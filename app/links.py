@@ -1,18 +1,37 @@
-"""Paths of the routes that the APIs and the pages both link to, built by ``url_for`` from the
-routes themselves: a thread's permalink, an attachment's capability path, an application's logo.
-The APIs put ``EARFUL_BASE_URL`` before them; the pages use them as they are."""
+"""Paths of the routes that the APIs, the pages and the webhook events link to: a thread's
+permalink, an attachment's capability path, an application's logo. The APIs and the events put
+``EARFUL_BASE_URL`` before them; the pages use them as they are.
+
+They are built from the app's own routes (werkzeug's URL map, bound by :func:`use_routes` when
+the app is created), so they need no request: an event written by a background worker, the
+SMTP receiver or a command carries the same links as an API answer.
+"""
 
 from __future__ import annotations
 
-from quart import url_for
+from werkzeug.routing import Map, MapAdapter
 
 from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
 
+_routes: dict[str, MapAdapter] = {}
+
+
+def use_routes(url_map: Map) -> None:
+    """Build links from these routes (``create_app`` calls it; every app has the same routes)."""
+    _routes["adapter"] = url_map.bind("localhost")  # a path never carries the host
+
+
+def _path(endpoint: str, **values: object) -> str:
+    adapter = _routes.get("adapter")
+    if adapter is None:
+        raise RuntimeError("app.links builds paths from the app's routes: call create_app() first")
+    return adapter.build(endpoint, values)
+
 
 def attachment_path(attachment: AttachmentRow) -> str:
     """The capability path of an attachment (the token in it is the permission to read it)."""
-    return url_for(
+    return _path(
         "files.attachment", attachment_id=attachment.id, token=attachment.token, name=attachment.name
     )
 
@@ -21,9 +40,16 @@ def logo_path(application: ApplicationRow) -> str | None:
     """The path of the application's logo, if it has one."""
     if not application.logo_name:
         return None
-    return url_for("files.logo", application_id=application.id, name=application.logo_name)
+    return _path("files.logo", application_id=application.id, name=application.logo_name)
+
+
+def unsubscribe_path(user_id: int, application_id: int, signature: str) -> str:
+    """The page where an agent turns an application's e-mails off (the signature is the permission)."""
+    return _path(
+        "views.notifications.unsubscribe", user_id=user_id, application_id=application_id, signature=signature
+    )
 
 
 def thread_path(application_id: int, feedback_id: int) -> str:
     """The thread's page in the agent web app (its permalink)."""
-    return url_for("views.threads.show_thread", application_id=application_id, feedback_id=feedback_id)
+    return _path("views.threads.show_thread", application_id=application_id, feedback_id=feedback_id)

@@ -6,8 +6,8 @@ from quart import Blueprint, Response, request
 
 from app.api.auth import current_user, require_scope
 from app.api.common import form_to_dict, json_response, parse_id, read_body, settings
-from app.api.serializers import application_json, organization_json, tag_json, user_json
 from app.errors import ValidationError
+from app.representations import application_json, organization_json, tag_json, user_json
 from app.services import applications as applications_service
 from app.services import deletion
 from app.services import organizations as organizations_service

@@ -8,10 +8,10 @@ from quart import Blueprint, Response, request
 
 from app.api.auth import current_user, require_scope
 from app.api.common import json_response, read_body, settings
-from app.api.serializers import timestamp
 from app.links import attachment_path
 from app.repositories.attachments import AttachmentRow
 from app.repositories.audit import AuditRow
+from app.representations import timestamp
 from app.services import erasure
 
 blueprint = Blueprint("privacy", __name__)

@@ -8,9 +8,9 @@ from quart import Blueprint, Response
 
 from app.api.auth import current_user, require_scope
 from app.api.common import json_response, parse_id, read_body, settings
-from app.api.serializers import timestamp
 from app.repositories.applications import ApplicationRow
 from app.repositories.blocklist import BlockedRow
+from app.representations import timestamp
 from app.services import blocklist
 from app.services.applications import get_application
 

@@ -9,14 +9,15 @@ from quart import Blueprint, Response, request
 from app.api.auth import current_user, require_scope
 from app.api.common import parse_id, query_int, read_body, settings
 from app.api.management import data
-from app.api.serializers import listed_reply_json, thread_json
 from app.errors import ValidationError
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import ThreadRow
+from app.representations import listed_reply_json, thread_json
 from app.services import deletion
 from app.services import feedback as feedback_service
 from app.services import replies as replies_service
 from app.services.applications import get_application
+from app.services.thread_details import load_details
 from app.services.thread_filters import parse_filters
 from app.services.validation import parse_bool
 
@@ -93,7 +94,7 @@ async def update_feedback(application_id: str, feedback_id: str) -> Response:
     if "sentiment" in body:
         sentiment = feedback_service.check_sentiment(body["sentiment"])
     thread = await feedback_service.update_thread(application, thread, archived, sentiment)
-    details = (await feedback_service.load_details([thread]))[0]
+    details = (await load_details([thread]))[0]
     return data(thread_json(details, settings()))
 
 

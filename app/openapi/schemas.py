@@ -1,6 +1,6 @@
 """JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of the resources the APIs answer with.
 
-Each mirrors a function of :mod:`app.api.serializers`; ``tests/api/test_openapi_conformance.py``
+Each mirrors a function of :mod:`app.representations`; ``tests/api/test_openapi_conformance.py``
 validates the suite's own answers against them, so a field added there without being added
 here fails a test. Fields are required when the serializer always writes them (it does, for
 every field), and no schema allows extra properties, so a client generated from the document

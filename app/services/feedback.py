@@ -2,43 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.config import DEFAULT_QUOTAS, Quotas
 from app.db import transactional
 from app.errors import NotFound, ValidationError
 from app.models import SENTIMENTS
-from app.repositories import replies, threads
+from app.repositories import threads
 from app.repositories.applications import ApplicationRow
-from app.repositories.attachments import AttachmentRow
-from app.repositories.replies import ReplyRow
-from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
 from app.services import counters, inbox
 from app.services import sentiment as sentiment_analysis
 from app.services.applications import applications_for_recompute
-from app.services.attachments import attachments_of
 from app.services.submissions import Submission
-from app.services.tags import tags_of_threads
+from app.services.thread_details import ThreadDetails, load_details
 from app.services.thread_filters import ThreadFilters
 from app.services.thread_writer import NewThread, write_thread
 from app.services.validation import MAX_ID
+from app.services.webhooks import events
 
 MAX_LIST_LIMIT = 500
 RECOMPUTE_PAGE = 500
-
-
-@dataclass
-class ThreadDetails:
-    """A thread with everything its representation shows, loaded in a fixed number of queries."""
-
-    thread: ThreadRow
-    replies: list[ReplyRow] = field(default_factory=list)
-    attachments: list[AttachmentRow] = field(default_factory=list)
-    reply_attachments: dict[int, list[AttachmentRow]] = field(default_factory=dict)
-    tags: list[TagRow] = field(default_factory=list)
 
 
 async def create_thread(
@@ -63,30 +48,6 @@ class ThreadList:
     threads: list[ThreadDetails]
     total: inbox.Total
     next_before: int | None
-
-
-async def load_details(
-    loaded: Sequence[ThreadRow], tags: dict[int, list[TagRow]] | None = None
-) -> list[ThreadDetails]:
-    """Load replies (with their agents), attachments and tags of many threads at once: three
-    statements whatever the number of threads (two when their ``tags`` are given)."""
-    details = {thread.id: ThreadDetails(thread) for thread in loaded}
-    if not details:
-        return []
-    ids = list(details)
-    thread_of_reply: dict[int, int] = {}
-    for reply in await replies.replies_of_threads(ids):
-        details[reply.feedback_id].replies.append(reply)
-        thread_of_reply[reply.id] = reply.feedback_id
-    for attachment in await attachments_of(ids, list(thread_of_reply)):
-        if attachment.feedback_id in details:
-            details[attachment.feedback_id].attachments.append(attachment)
-        if attachment.reply_id in thread_of_reply:
-            owner = details[thread_of_reply[attachment.reply_id]]
-            owner.reply_attachments.setdefault(attachment.reply_id, []).append(attachment)
-    for feedback_id, thread_tags in (tags if tags is not None else await tags_of_threads(ids)).items():
-        details[feedback_id].tags = thread_tags
-    return [details[thread.id] for thread in loaded]
 
 
 def check_page(limit: int, offset: int) -> None:
@@ -164,10 +125,15 @@ async def _update_thread(
     application_id: int, feedback_id: int, archived: bool | None, label: str | None
 ) -> None:
     now = datetime.now(UTC)
+    changed = False
     if archived is not None and await threads.set_archived(feedback_id, archived, now):
         await counters.thread_moved(application_id, feedback_id, archived)
+        changed = True
     if label is not None:
         await threads.correct_sentiment(feedback_id, label, now)
+        changed = True
+    if changed:
+        await events.announce_threads(events.UPDATED, {application_id: [feedback_id]})
 
 
 async def set_archived(application: ApplicationRow, thread: ThreadRow, archived: bool) -> ThreadRow:

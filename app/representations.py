@@ -1,9 +1,11 @@
-"""JSON representations of the resources, with the field names and types of the specification."""
+"""JSON representations of the resources, with the field names and types of the specification:
+what the management API answers, and the ``data`` of the webhook events (written by the
+services, so this module imports no web framework)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.config import Settings
 from app.links import attachment_path, logo_path, thread_path
@@ -16,7 +18,9 @@ from app.repositories.tags import TagRow
 from app.repositories.threads import SenderRow, ThreadRow
 from app.services.applications import application_keys
 from app.services.avatars import avatar_url
-from app.services.feedback import ThreadDetails
+
+if TYPE_CHECKING:
+    from app.services.thread_details import ThreadDetails
 
 SUMMARY_LENGTH = 200
 
