@@ -27,6 +27,11 @@ def _print_json(payload: object) -> None:
 
 
 async def _with_database(settings: Settings, work: Callable[[], Awaitable[None]]) -> None:
+    """Run ``work`` with the database open, as the deployment: what a command writes carries the
+    app's links (webhook events, e-mails), which creating the app sets up."""
+    from app import create_app
+
+    create_app(settings, manage_db=False)
     await open_database(settings.database_url)
     try:
         await work()
@@ -194,21 +199,17 @@ async def _member_erase(settings: Settings, args: argparse.Namespace) -> None:
 
 
 async def _member_export(settings: Settings, args: argparse.Namespace) -> None:
-    from app import create_app
     from app.links import attachment_path
     from app.services.erasure import export_person
 
-    # The files' addresses are the API's: built from the app's routes, as a request would.
-    app = create_app(settings, manage_db=False)
-
     async def work() -> None:
-        async with app.test_request_context("/"):
-            document = await export_person(
-                None,
-                args.email,
-                args.application,
-                attachment_url=lambda attachment: settings.base_url + attachment_path(attachment),
-            )
+        # The files' addresses are the API's, built from the app's routes.
+        document = await export_person(
+            None,
+            args.email,
+            args.application,
+            attachment_url=lambda attachment: settings.base_url + attachment_path(attachment),
+        )
         print(json.dumps(document, ensure_ascii=False, indent=2))
 
     await _with_database(settings, work)
@@ -299,13 +300,19 @@ async def _smtp(settings: Settings, args: argparse.Namespace) -> None:
 
 async def _worker(settings: Settings, args: argparse.Namespace) -> None:
     from app.services.mail.outbox import run_worker
+    from app.services.webhooks.delivery import run_worker as run_webhook_worker
+    from app.workers import run_digests
 
-    relay = _smtp_relay(settings)
+    relay = _smtp_relay(settings) if settings.smtp_url else None
 
     async def work() -> None:
         stop = _stop_on_signals()
-        print(f"Earful sends e-mail through {relay}", flush=True)
-        await run_worker(settings, stop)
+        jobs = [run_webhook_worker(settings, stop)]
+        if relay is not None:
+            print(f"Earful sends e-mail through {relay}", flush=True)
+            jobs += [run_worker(settings, stop), run_digests(settings, stop)]
+        print("Earful delivers webhook events", flush=True)
+        await asyncio.gather(*jobs)
 
     await _with_database(settings, work)
 
@@ -329,7 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     smtp.add_argument("--host", default="127.0.0.1")
     smtp.add_argument("--port", type=int, default=2525)
 
-    commands.add_parser("worker", help="send the outbox: public replies by e-mail (EARFUL_SMTP_URL)")
+    commands.add_parser(
+        "worker", help="deliver webhook events, and send the outbox and digests when EARFUL_SMTP_URL is set"
+    )
 
     user = commands.add_parser("user", help="users").add_subparsers(dest="action", required=True)
     user_create = user.add_parser("create", help="create a user")

@@ -74,6 +74,10 @@ class Settings:
     retention_seconds: int = 600
     # A widget's form sent sooner than this after it was shown is a bot's (0: no minimum).
     min_fill_seconds: float = 2.0
+    # Webhooks may go to loopback, private and link-local addresses (tests, intranet installs).
+    webhook_allow_private: bool = False
+    # The hour (UTC) at which agents' daily digests cover the 24 hours before.
+    digest_hour: int = 7
 
     @property
     def uploads_dir(self) -> Path:
@@ -171,6 +175,26 @@ def _min_fill_seconds(env: Mapping[str, str]) -> float:
     return seconds
 
 
+def _digest_hour(env: Mapping[str, str]) -> int:
+    """EARFUL_DIGEST_HOUR: the hour of the day (UTC, 0 to 23) of the daily digests; 7 when unset."""
+    raw = (env.get("EARFUL_DIGEST_HOUR") or "").strip()
+    if not raw:
+        return 7
+    if not raw.isdigit() or int(raw) > 23:
+        raise ValueError(f"EARFUL_DIGEST_HOUR must be an hour from 0 to 23 (it is {raw!r})")
+    return int(raw)
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    """A yes/no variable: 1, true or yes (any case) for yes; unset, 0, false or no for no."""
+    raw = (env.get(name) or "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise ValueError(f"{name} must be 1 or 0 (it is {raw!r})")
+
+
 def _redis_url(env: Mapping[str, str]) -> str | None:
     """EARFUL_REDIS_URL: ``redis://host:port/db`` (or ``rediss://``); None when unset."""
     raw = (env.get("EARFUL_REDIS_URL") or "").strip()
@@ -209,4 +233,6 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         redis_url=_redis_url(env),
         redis_key_prefix=(env.get("EARFUL_REDIS_KEY_PREFIX") or "").strip() or "earful",
         min_fill_seconds=_min_fill_seconds(env),
+        webhook_allow_private=_flag(env, "EARFUL_WEBHOOK_ALLOW_PRIVATE"),
+        digest_hour=_digest_hour(env),
     )

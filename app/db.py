@@ -13,6 +13,7 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -206,13 +207,37 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
     commits while the unit runs and it may read before it writes. A unit nested in another (a
     savepoint) already has its turn.
     """
-    turn = nullcontext() if in_open_transaction() else writer_queue.turn()
+    nested = in_open_transaction()
+    turn = nullcontext() if nested else writer_queue.turn()
 
     async def unit() -> T:
+        if nested:
+            async with in_transaction():
+                return await work()
+        callbacks: list[Callable[[], None]] = []
+        _after_commit.set(callbacks)
         async with turn, in_transaction():
-            return await work()
+            result = await work()
+        for callback in callbacks:
+            callback()
+        return result
 
     return await asyncio.shield(unit())
+
+
+# What to do once the outermost transaction of the running task commits (see after_commit).
+_after_commit: ContextVar[list[Callable[[], None]] | None] = ContextVar("earful_after_commit", default=None)
+
+
+def after_commit(callback: Callable[[], None]) -> None:
+    """Call ``callback`` once the transaction the caller runs in has committed (at once outside
+    one): a worker woken to send what the transaction queued must find it committed. Not called
+    when the transaction rolls back."""
+    callbacks = _after_commit.get() if in_open_transaction() else None
+    if callbacks is None:
+        callback()
+    else:
+        callbacks.append(callback)
 
 
 P = ParamSpec("P")

@@ -1,6 +1,6 @@
 """Background workers of the web server: the search indexer (SQLite), housekeeping (uploads
-never attached), retention (threads past their application's days), and the outbox worker when
-e-mail delivery is configured."""
+never attached, old webhook logs), retention (threads past their application's days), webhook
+deliveries, and, when e-mail delivery is configured, the outbox and the daily digests."""
 
 from __future__ import annotations
 
@@ -16,8 +16,11 @@ from quart import Quart
 from app.config import Settings
 from app.services.attachments import delete_unclaimed
 from app.services.mail.outbox import run_worker
+from app.services.notifications import send_digests
 from app.services.retention import apply_retention
 from app.services.search import run_indexer
+from app.services.webhooks.delivery import run_worker as run_webhook_worker
+from app.services.webhooks.upkeep import forget_old_deliveries
 
 logger = logging.getLogger("earful.workers")
 
@@ -25,6 +28,8 @@ STOP_TIMEOUT = 10.0
 HOUSEKEEPING_SECONDS = 3600.0
 HOUSEKEEPING_FIRST_DELAY = 60.0
 RETENTION_FIRST_DELAY = 90.0
+DIGEST_SECONDS = 600.0
+DIGEST_FIRST_DELAY = 30.0
 # The name of the background worker the current task runs for (None in requests); tasks
 # started inside it, such as a shielded transaction, see it too.
 background_worker: ContextVar[str | None] = ContextVar("earful_background_worker", default=None)
@@ -42,8 +47,10 @@ def start_background_workers(app: Quart, settings: Settings) -> None:
     _while_serving(app, "search-indexer", run_indexer)
     _while_serving(app, "housekeeping", lambda stop: run_housekeeping(settings, stop))
     _while_serving(app, "retention", lambda stop: run_retention(settings, stop))
+    _while_serving(app, "webhooks", lambda stop: run_webhook_worker(settings, stop))
     if settings.smtp_url:
         _while_serving(app, "outbox", lambda stop: run_worker(settings, stop))
+        _while_serving(app, "digests", lambda stop: run_digests(settings, stop))
 
 
 async def run_housekeeping(
@@ -52,12 +59,14 @@ async def run_housekeeping(
     interval: float = HOUSEKEEPING_SECONDS,
     first_delay: float = HOUSEKEEPING_FIRST_DELAY,
 ) -> None:
-    """Delete uploads never attached to a thread (after a day): ``first_delay`` seconds after
-    start-up (which stays quick), then every ``interval`` seconds, until ``stop`` is set."""
+    """Delete uploads never attached to a thread (after a day) and webhook logs older than their
+    keep: ``first_delay`` seconds after start-up (which stays quick), then every ``interval``
+    seconds, until ``stop`` is set."""
     delay = first_delay
     while not await _stopped_within(stop, delay):
         try:
             await delete_unclaimed(settings.data_dir)
+            await forget_old_deliveries(datetime.now(UTC))
         except Exception:  # the database may be away for a while: try again next round
             logger.exception("housekeeping round failed")
         delay = interval
@@ -76,6 +85,23 @@ async def run_retention(
         except Exception:  # the database may be away for a while: try again next round
             logger.exception("retention run failed")
         delay = settings.retention_seconds
+
+
+async def run_digests(
+    settings: Settings,
+    stop: asyncio.Event,
+    interval: float = DIGEST_SECONDS,
+    first_delay: float = DIGEST_FIRST_DELAY,
+) -> None:
+    """Queue the daily digests once their hour has come: every ``interval`` seconds each worker
+    process looks, and a digest already queued (by any process) is not queued again."""
+    delay = first_delay
+    while not await _stopped_within(stop, delay):
+        try:
+            await send_digests(settings, datetime.now(UTC))
+        except Exception:  # the database may be away for a while: try again next round
+            logger.exception("digest round failed")
+        delay = interval
 
 
 async def _stopped_within(stop: asyncio.Event, seconds: float) -> bool:

@@ -30,6 +30,7 @@ from app.db import close_database, open_database, transactional, upgrade_databas
 from app.models import Application, User
 from app.services.applications import forget_capture_cache
 from app.services.blocklist import forget_blocklists
+from app.services.deployment import use_settings
 from app.services.thread_writer import known_tags
 from app.workers import background_worker
 from tests.factories import Api, make_application, make_token, make_user
@@ -136,6 +137,7 @@ async def db(orm: str) -> AsyncIterator[str]:
     """An empty database for one test; yields its URL."""
     yield orm
     await empty_database()
+    use_settings(PLAIN_DEPLOYMENT)
 
 
 @pytest.fixture
@@ -144,9 +146,20 @@ def backend(db: str) -> str:
     return "sqlite" if db.startswith("sqlite") else "postgres"
 
 
+# The deployment a test's services see when it asks for no settings (no e-mail is sent).
+PLAIN_DEPLOYMENT = Settings("sqlite://:memory:", Path("/nonexistent"), BASE_URL, INTAKE_DOMAIN, "test-secret-key")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def routes() -> None:
+    """The app's routes, for the links that services write (webhook events, e-mails)."""
+    create_app(PLAIN_DEPLOYMENT)
+
+
 @pytest.fixture
 def settings(db: str, tmp_path: Path) -> Settings:
-    return Settings(
+    """The test deployment's settings, which the services use too (app.services.deployment)."""
+    value = Settings(
         database_url=db,
         data_dir=tmp_path / "data",
         base_url=BASE_URL,
@@ -155,6 +168,8 @@ def settings(db: str, tmp_path: Path) -> Settings:
         # Tests submit far faster than people do; the rate-limit tests set their own limits.
         capture_limits=CaptureLimits(*(4 * (10**6,))),
     )
+    use_settings(value)
+    return value
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from app.mail.smtp import start_smtp_server
 from app.models import Application
 from app.services.applications import intake_address
 from tests.conftest import INTAKE_DOMAIN
+from app.services.deployment import use_settings
 from tests.smtp_relay import Relay
 
 INBOUND_SECRET = "inbound-test-secret"
@@ -29,13 +30,16 @@ INBOUND_SECRET = "inbound-test-secret"
 
 @pytest.fixture
 def mail_settings(settings: Settings, relay: Relay) -> Settings:
-    """The test settings, sending through ``relay`` and taking posted mail with a secret."""
-    return dataclasses.replace(
+    """The test settings, sending through ``relay`` and taking posted mail with a secret (the
+    deployment's settings for the services too)."""
+    changed = dataclasses.replace(
         settings,
         smtp_url=f"smtp://127.0.0.1:{relay.port}",
         inbound_secret=INBOUND_SECRET,
         mail_from="Acme Support <support@earful.test>",
     )
+    use_settings(changed)
+    return changed
 
 
 @pytest.fixture

@@ -2,11 +2,13 @@
 
 from app.models.accounts import (
     AGENT,
+    NOTIFICATION_MODES,
     OWNER,
     PLANS,
     ROLES,
     AccessToken,
     Membership,
+    NotificationSetting,
     Organization,
     PasswordResetRequest,
     SignInThrottle,
@@ -15,6 +17,7 @@ from app.models.accounts import (
 from app.models.applications import PLATFORMS, Application
 from app.models.feedback import (
     BLOCK_KINDS,
+    OUTBOX_KINDS,
     REPLY_TYPES,
     SENTIMENTS,
     Attachment,
@@ -30,10 +33,24 @@ from app.models.feedback import (
     ReplyDay,
     Tag,
 )
+from app.models.webhooks import (
+    DELIVERY_STATUSES,
+    EVENT_TYPES,
+    FORMATS,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 
 __all__ = [
     "AGENT",
     "BLOCK_KINDS",
+    "DELIVERY_STATUSES",
+    "EVENT_TYPES",
+    "FORMATS",
+    "NOTIFICATION_MODES",
+    "OUTBOX_KINDS",
     "OWNER",
     "PLANS",
     "PLATFORMS",
@@ -51,6 +68,7 @@ __all__ = [
     "InboundEmail",
     "Member",
     "Membership",
+    "NotificationSetting",
     "Organization",
     "OutboundEmail",
     "PasswordResetRequest",
@@ -59,4 +77,8 @@ __all__ = [
     "SignInThrottle",
     "Tag",
     "User",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
 ]

@@ -1,7 +1,12 @@
-"""Users, their access tokens, organizations and memberships."""
+"""Users, their access tokens, organizations, memberships and notification settings."""
+
+from typing import TYPE_CHECKING
 
 from tortoise import fields
 from tortoise.models import Model
+
+if TYPE_CHECKING:
+    from app.models.applications import Application
 
 PLANS = ("free", "team")
 OWNER = "owner"
@@ -111,3 +116,27 @@ class PasswordResetRequest(Model):
     class Meta:
         table = "password_reset_requests"
         indexes = (("user_id", "created_at"),)
+
+
+NOTIFICATION_MODES = ("instant", "digest", "none")
+
+
+class NotificationSetting(Model):
+    """How an agent hears of an application's new feedback by e-mail: every new thread
+    (``instant``), a daily digest, or nothing. Without a row the agent's default applies
+    (app.services.notifications: the digest for administrators, nothing for the others)."""
+
+    id = fields.IntField(primary_key=True)
+    user: fields.ForeignKeyRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="notification_settings", on_delete=fields.CASCADE
+    )
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
+        "models.Application", related_name="notification_settings", on_delete=fields.CASCADE
+    )
+    mode = fields.CharField(max_length=8)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "notification_settings"
+        unique_together = (("user_id", "application_id"),)
+        indexes = (("application_id", "mode"),)

@@ -48,6 +48,8 @@ class Application(Model):
     # them, or only archived ones); null keeps threads forever.
     retention_days = fields.IntField(null=True)
     retention_archived_only = fields.BooleanField(default=False, db_default=False)
+    # A short acknowledgement e-mailed to the customer for each new thread (off by default).
+    receipts_enabled = fields.BooleanField(default=False, db_default=False)
     first_reply_total = fields.BigIntField(default=0)
     first_reply_count = fields.IntField(default=0)
     open_threads = fields.IntField(default=0)

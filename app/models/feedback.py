@@ -197,23 +197,36 @@ class FormOpen(Model):
         indexes = (("application_id", "created_at"),)
 
 
-class OutboundEmail(Model):
-    """A public reply waiting to be e-mailed to the customer, or sent already (the outbox).
+OUTBOX_KINDS = ("reply", "notification", "digest", "receipt", "notice")
 
-    Written in the transaction that creates the reply; a worker sends it with retries. The
-    Message-ID is fixed at creation, so a retry after a crash is recognisable as the same mail.
+
+class OutboundEmail(Model):
+    """An e-mail waiting to be sent, or sent already (the outbox): a public reply to the
+    customer (``reply``), a new-feedback notification or a digest to an agent, a receipt to the
+    customer, a notice to administrators (a webhook endpoint disabled).
+
+    Written in the transaction of the change it tells of; a worker sends it with retries. The
+    Message-ID is fixed at creation, so a retry after a crash is recognisable as the same mail. A
+    reply is composed from its reply at every attempt; the others keep their composed message in
+    ``content``.
     """
 
     id = fields.IntField(primary_key=True)
-    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
-        "models.Application", related_name="outbound_emails", on_delete=fields.CASCADE
+    application: fields.ForeignKeyNullableRelation["Application"] = fields.ForeignKeyField(
+        "models.Application", related_name="outbound_emails", null=True, on_delete=fields.CASCADE
     )
-    feedback: fields.ForeignKeyRelation["Feedback"] = fields.ForeignKeyField(
-        "models.Feedback", related_name="outbound_emails", on_delete=fields.CASCADE
+    feedback: fields.ForeignKeyNullableRelation["Feedback"] = fields.ForeignKeyField(
+        "models.Feedback", related_name="outbound_emails", null=True, on_delete=fields.CASCADE
     )
-    reply: fields.ForeignKeyRelation["Reply"] = fields.ForeignKeyField(
-        "models.Reply", related_name="outbound_emails", on_delete=fields.CASCADE
+    reply: fields.ForeignKeyNullableRelation["Reply"] = fields.ForeignKeyField(
+        "models.Reply", related_name="outbound_emails", null=True, on_delete=fields.CASCADE
     )
+    # The agent an e-mail is for (notifications, digests); it goes with its user.
+    user: fields.ForeignKeyNullableRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="outbound_emails", null=True, on_delete=fields.CASCADE
+    )
+    kind = fields.CharField(max_length=16, default="reply", db_default="reply")
+    content = fields.TextField(default="", db_default="")
     to_address = fields.CharField(max_length=254)
     message_id = fields.CharField(max_length=255, unique=True)
     status = fields.CharField(max_length=8, default="pending")
@@ -226,7 +239,14 @@ class OutboundEmail(Model):
     class Meta:
         table = "outbound_emails"
         # reply_id: deleting a reply (with its thread) finds its e-mails without a scan.
-        indexes = (("status", "next_attempt_at"), ("feedback_id",), ("reply_id",))
+        # (to_address, kind, created_at): at most one receipt per address and hour.
+        indexes = (
+            ("status", "next_attempt_at"),
+            ("feedback_id",),
+            ("reply_id",),
+            ("user_id",),
+            ("to_address", "kind", "created_at"),
+        )
 
 
 class InboundEmail(Model):

@@ -1,4 +1,5 @@
-"""The outbox of e-mails to send (public replies), and the e-mails received, kept by Message-ID."""
+"""The outbox of e-mails to send (public replies, notifications, digests, receipts, notices), and
+the e-mails received, kept by Message-ID."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from datetime import datetime
 from app.repositories.sql import (
     Row,
     change,
+    change_returning,
     columns,
     moment,
     parameters,
@@ -21,12 +23,13 @@ from app.repositories.sql import (
 
 @dataclass(slots=True)
 class OutboxRow:
-    """An e-mail to send (a public reply), and how its delivery went so far."""
+    """An e-mail to send, and how its delivery went so far. A ``reply`` is composed from its
+    reply at every attempt; the other kinds carry their composed message in ``content``."""
 
     id: int
-    application_id: int
-    feedback_id: int
-    reply_id: int
+    application_id: int | None
+    feedback_id: int | None
+    reply_id: int | None
     to_address: str
     message_id: str
     status: str
@@ -35,11 +38,14 @@ class OutboxRow:
     last_error: str
     sent_at: datetime | None
     created_at: datetime
+    kind: str = "reply"
+    content: str = ""
+    user_id: int | None = None
 
 
 OUTBOX_COLUMNS = (
     "id", "application_id", "feedback_id", "reply_id", "to_address", "message_id", "status", "attempts",
-    "next_attempt_at", "last_error", "sent_at", "created_at",
+    "next_attempt_at", "last_error", "sent_at", "created_at", "kind", "content", "user_id",
 )  # fmt: skip
 
 
@@ -57,6 +63,9 @@ def _outbox_of(row: Row) -> OutboxRow:
         last_error=row["o.last_error"],
         sent_at=read_optional_moment(row["o.sent_at"]),
         created_at=read_moment(row["o.created_at"]),
+        kind=row["o.kind"],
+        content=row["o.content"],
+        user_id=row["o.user_id"],
     )
 
 
@@ -70,6 +79,48 @@ async def queue_email(
         "VALUES ({}, {}, {}, {}, {}, 'pending', 0, {}, '', {})",
         [application_id, feedback_id, reply_id, to_address, message_id, moment(now), moment(now)],
     )
+
+
+async def queue_message(
+    kind: str,
+    application_id: int | None,
+    to_address: str,
+    message_id: str,
+    content: str,
+    now: datetime,
+    feedback_id: int | None = None,
+    user_id: int | None = None,
+) -> bool:
+    """An e-mail composed already (``content``: the whole message) to send from ``now`` on;
+    False when one with this Message-ID key is queued already (a digest another worker wrote)."""
+    rows = await change_returning(
+        "INSERT INTO outbound_emails (application_id, feedback_id, reply_id, user_id, kind, content, "
+        "to_address, message_id, status, attempts, next_attempt_at, last_error, created_at) "
+        "VALUES ({}, {}, NULL, {}, {}, {}, {}, {}, 'pending', 0, {}, '', {}) "
+        "ON CONFLICT (message_id) DO NOTHING RETURNING id",
+        [
+            application_id,
+            feedback_id,
+            user_id,
+            kind,
+            content,
+            to_address,
+            message_id,
+            moment(now),
+            moment(now),
+        ],
+    )
+    return bool(rows)
+
+
+async def sent_recently(to_address: str, kind: str, since: datetime) -> bool:
+    """Whether an e-mail of this kind was queued for the address since ``since``."""
+    row = await select_one(
+        "SELECT 1 AS one FROM outbound_emails "
+        "WHERE to_address = {} AND kind = {} AND created_at >= {} LIMIT 1",
+        [to_address, kind, moment(since)],
+    )
+    return row is not None
 
 
 async def due(now: datetime, limit: int) -> list[OutboxRow]:

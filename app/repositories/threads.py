@@ -15,6 +15,7 @@ from app.repositories.sql import (
     columns,
     insert_rows,
     moment,
+    parameters,
     postgres,
     read_json,
     read_moment,
@@ -181,6 +182,17 @@ async def thread_by_id(application_id: int, feedback_id: int) -> ThreadRow | Non
         SELECT_THREADS + " WHERE f.id = {} AND f.application_id = {}", [feedback_id, application_id]
     )
     return None if row is None else thread_of(row)
+
+
+async def threads_by_ids(feedback_ids: Sequence[int]) -> list[ThreadRow]:
+    """Threads with their senders, in the order of ``feedback_ids`` (missing ones left out)."""
+    if not feedback_ids:
+        return []
+    rows = await select(
+        SELECT_THREADS + f" WHERE f.id IN ({parameters(len(feedback_ids))})", list(feedback_ids)
+    )
+    found = {thread.id: thread for thread in map(thread_of, rows)}
+    return [found[feedback_id] for feedback_id in feedback_ids if feedback_id in found]
 
 
 async def sender_by_id(member_id: int) -> SenderRow | None:

@@ -32,6 +32,7 @@ from app.services.attachments import uploads_dir
 from app.services.files import remove_file
 from app.services.organizations import role_of
 from app.services.validation import MAX_ID, parse_int
+from app.services.webhooks import events
 
 logger = logging.getLogger("earful.deletion")
 
@@ -91,6 +92,7 @@ async def remove_threads(application_id: int, feedback_ids: Sequence[int]) -> De
     if not doomed:
         return Deleted(0)
     ids = [thread.id for thread in doomed]
+    await events.announce_threads(events.DELETED, {application_id: ids})
     days = await deletion.reply_days_of_threads(ids)
     links = await deletion.tag_links_of_threads(ids)
     files = await deletion.files_of_threads(ids)

@@ -15,11 +15,12 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
 from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
-from app.services import counters
+from app.services import counters, notifications
 from app.services.attachments import attachments_of, claim_for_reply
 from app.services.feedback import check_page
 from app.services.mail import outbox as mail_outbox
 from app.services.plans import includes_internal_notes
+from app.services.webhooks import events
 
 MAX_REPLY_LENGTH = 20_000
 
@@ -76,6 +77,7 @@ async def _write_agent_reply(
     await counters.reply_added(application.id, now, first_reply_time)
     if kind == "reply":
         await _queue_email(application, thread, reply)
+    await events.announce_reply(reply)
     return reply
 
 
@@ -122,7 +124,10 @@ async def _write_customer_reply(
     await counters.reply_added(application.id, now)
     if await threads.set_archived(thread.id, False, now):
         await counters.thread_moved(application.id, thread.id, archived=False)
+        await events.announce_threads(events.UPDATED, {application.id: [thread.id]})
     await claim_for_reply(application.id, reply.id, attachment_ids)
+    await events.announce_reply(reply)
+    await notifications.customer_answered(application, thread, reply)
     return reply
 
 

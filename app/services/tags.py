@@ -14,6 +14,7 @@ from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
 from app.services import counters
 from app.services.validation import storable
+from app.services.webhooks import events
 
 PALETTE = (
     "#e5484d",
@@ -138,6 +139,7 @@ async def add_tag_to_thread(
     if await tags.links_of_thread(thread.id) > MAX_TAGS:
         raise ValidationError("A thread can have at most %(max)d tags.", max=MAX_TAGS)
     await counters.thread_tagged(tag.id, archived)
+    await events.announce_threads(events.UPDATED, {application.id: [thread.id]})
     return tag
 
 
@@ -147,3 +149,4 @@ async def remove_tag_from_thread(application: ApplicationRow, thread: ThreadRow,
     archived = await _lock_thread(thread.id)
     if await tags.unlink(application.id, thread.id, tag_id):
         await counters.thread_tagged(tag_id, archived, step=-1)
+        await events.announce_threads(events.UPDATED, {application.id: [thread.id]})

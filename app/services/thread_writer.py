@@ -30,9 +30,10 @@ from app.db import in_open_transaction, transactional
 from app.errors import DomainError
 from app.repositories import tags, threads
 from app.repositories.threads import NewThreadRow, ThreadRow
-from app.services import counters
+from app.services import counters, notifications
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
+from app.services.webhooks import events
 
 if TYPE_CHECKING:
     from app.services.submissions import Submission
@@ -81,8 +82,9 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
 
     Statements, whatever the number of threads: the sender upsert (a write first), the thread
     ids, one insert of the threads, the tags this worker does not know yet (created if new), one
-    insert of the links, and the counters (app.services.counters); plus one claim per thread
-    with uploads.
+    insert of the links, the counters (app.services.counters), the read of the applications'
+    webhook endpoints and their notification settings; plus one claim per thread with uploads,
+    and the events and e-mails of the applications that have listeners.
     """
     now = datetime.now(UTC)
     rows = [_new_row(item) for item in items]
@@ -114,8 +116,13 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     for item, thread in zip(items, written, strict=True):
         await claim_for_thread(item.application_id, thread.id, item.submission.attachments)
     tag_ids = await _tag_new_threads(items, written)
-    for application_id, count in Counter(item.application_id for item in items).items():
-        await counters.threads_added(application_id, opened=count)
+    by_application: dict[int, list[int]] = defaultdict(list)
+    for thread in written:
+        by_application[thread.application_id].append(thread.id)
+    for application_id, ids in by_application.items():
+        await counters.threads_added(application_id, opened=len(ids))
+    await events.announce_threads(events.CREATED, by_application)
+    await notifications.threads_created(written, [item.submission for item in items])
     return Written(written, tag_ids)
 
 

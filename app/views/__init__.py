@@ -27,6 +27,8 @@ from app.views.security import (
 )
 
 PREFIX = "/app"
+# Routes whose address is their own permission (a signed link), posted by mail clients too.
+CSRF_EXEMPT = frozenset({"views.notifications.unsubscribe"})
 
 
 def register_views(app: Quart, settings: Settings) -> None:
@@ -60,6 +62,8 @@ def register_views(app: Quart, settings: Settings) -> None:
 
     @views.before_request
     async def require_csrf_token() -> Response | None:
+        if request.endpoint in CSRF_EXEMPT:
+            return None
         if request.method in UNSAFE_METHODS and not await check_csrf():
             return Response(
                 "The form has expired. Reload the page and try again.", 400, mimetype="text/plain"
@@ -109,6 +113,7 @@ def _page_modules() -> tuple[ModuleType, ...]:
         applications,
         demo,
         inbox,
+        notifications,
         organizations,
         passwords,
         privacy,
@@ -123,4 +128,5 @@ def _page_modules() -> tuple[ModuleType, ...]:
         *(applications, inbox, threads, account, passwords, organizations, stats, demo, tags, spam),
         retention,
         privacy,
+        notifications,
     )

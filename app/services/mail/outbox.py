@@ -1,4 +1,5 @@
-"""The outbox: public replies e-mailed to the customer, with retries, by one or more workers.
+"""The outbox: e-mails sent with retries by one or more workers (public replies to the customer,
+and the notifications, digests, receipts and notices of app.services.notifications).
 
 Delivery strategy. The reply and its outbox row are written in one transaction, with a
 Message-ID key fixed at that moment. A worker *claims* a due row with one conditional UPDATE
@@ -21,6 +22,7 @@ import html
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from email import message_from_string, policy
 from email.message import EmailMessage
 from email.utils import format_datetime, parseaddr
 from urllib.parse import unquote, urlsplit
@@ -105,7 +107,12 @@ async def _thread_references(thread: ThreadRow, reply: ReplyRow, intake_domain: 
 
 
 async def compose(row: OutboxRow, settings: Settings) -> EmailMessage:
-    """The e-mail of an outbox row: the same headers and body at every attempt."""
+    """The e-mail of an outbox row: the same headers and body at every attempt. A reply is
+    composed from its reply; the other kinds were composed when they were queued."""
+    if row.kind != "reply":
+        return _composed(row.content)
+    if row.reply_id is None or row.application_id is None or row.feedback_id is None:
+        raise LookupError(f"outbox row {row.id} is a reply without its reply")
     reply = await replies.reply_by_id(row.reply_id)
     application = await applications.application_by_id(row.application_id)
     thread = await threads.thread_by_id(row.application_id, row.feedback_id)
@@ -141,6 +148,13 @@ async def compose(row: OutboxRow, settings: Settings) -> EmailMessage:
         subtype="html",
     )
     return message
+
+
+def _composed(content: str) -> EmailMessage:
+    """A message composed when it was queued (:func:`app.services.mail.compose.stored`)."""
+    parsed = message_from_string(content, policy=policy.default)
+    assert isinstance(parsed, EmailMessage)  # the default policy's class
+    return parsed
 
 
 def _classify(error: Exception) -> DeliveryError:

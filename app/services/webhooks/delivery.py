@@ -1,0 +1,275 @@
+"""Delivering webhook events by the Standard Webhooks specification, from the durable queue.
+
+Each delivery row is claimed the way the outbox claims an e-mail (one conditional UPDATE that
+sets a lease), so two workers, two processes or two hosts never send the same attempt; a worker
+that dies mid-attempt leaves a lease that runs out, and the delivery is tried again. The body is
+the event's, byte for byte at every attempt, and ``webhook-id`` is the delivery's own: a receiver
+that saw it already can drop the repeat. Delivery is therefore *at least once*.
+
+An attempt is an HTTP POST with a 10 s timeout that follows no redirect; any 2xx is a success,
+anything else (a redirect included) a failure, retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h
+and 10 h (about 28 hours in all), then given up. Every attempt is logged with its request
+headers and the first 4 KB of the answer. An endpoint whose deliveries have all failed for five
+days is disabled, its waiting deliveries given up, and its administrators told by e-mail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import aiohttp
+from standardwebhooks import Webhook
+
+from app.config import Settings
+from app.db import after_commit, transactional
+from app.repositories import webhooks
+from app.repositories.webhooks import AttemptRow, DeliveryRow, EndpointRow
+from app.services.webhooks.addresses import ForbiddenAddress, GuardedResolver, check_literal_target
+from app.services.webhooks.slack import slack_body
+
+logger = logging.getLogger("earful.webhooks")
+
+RETRY_DELAYS = (
+    timedelta(seconds=5),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=5),
+    timedelta(hours=10),
+    timedelta(hours=10),
+)
+TIMEOUT = 10.0
+LEASE = timedelta(seconds=60)  # longer than an attempt can take (TIMEOUT, plus the log's write)
+DISABLE_AFTER = timedelta(days=5)
+KEEP_RESPONSE = 4096
+BATCH = 50
+POLL_SECONDS = 5.0
+USER_AGENT = "Earful-Webhooks/1.0"
+
+_wakers: set[asyncio.Event] = set()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one attempt got: a status and the start of the answer, or an error."""
+
+    status: int | None
+    headers: str
+    body: str
+    error: str
+    duration_ms: int
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+def signed_headers(endpoint: EndpointRow, message_id: str, body: str, now: datetime) -> dict[str, str]:
+    """The Standard Webhooks headers of one attempt: signed with every secret valid at ``now``
+    (during a rotation's overlap, the new and the old one, space-separated)."""
+    moment = now.astimezone(UTC).replace(microsecond=0)  # the library signs UTC, whole seconds
+    signatures = " ".join(Webhook(secret).sign(message_id, moment, body) for secret in endpoint.secrets(now))
+    return {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(moment.timestamp())),
+        "webhook-signature": signatures,
+    }
+
+
+def request_body(endpoint: EndpointRow, delivery: DeliveryRow) -> str:
+    """What is posted: the event's standard body, or its Slack-compatible message."""
+    return slack_body(delivery.payload) if endpoint.format == "slack" else delivery.payload
+
+
+def _shown_headers(headers: dict[str, str]) -> str:
+    return "\n".join(f"{name}: {value}" for name, value in headers.items())
+
+
+class Sender:
+    """The HTTP client of one worker: connections kept between deliveries, every new one made to
+    a checked address (:class:`GuardedResolver`), no proxy from the environment, no redirects."""
+
+    def __init__(self, allow_private: bool) -> None:
+        self.allow_private = allow_private
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(resolver=GuardedResolver(self.allow_private), limit=20)
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=aiohttp.ClientTimeout(total=TIMEOUT), trust_env=False
+            )
+        return self._session
+
+    async def post(self, url: str, body: str, headers: dict[str, str]) -> Answer:
+        started = time.monotonic()
+
+        def elapsed() -> int:
+            return round((time.monotonic() - started) * 1000)
+
+        try:
+            check_literal_target(url, self.allow_private)
+            async with self._client().post(
+                url, data=body.encode(), headers=headers, allow_redirects=False
+            ) as response:
+                kept = await response.content.read(KEEP_RESPONSE)
+                shown = _shown_headers(dict(response.headers))[:KEEP_RESPONSE]
+                text = kept.decode("utf-8", "replace")
+                return Answer(response.status, shown, text, "", elapsed())
+        except ForbiddenAddress as error:
+            return Answer(None, "", "", str(error), elapsed())
+        except TimeoutError:
+            return Answer(None, "", "", f"No answer within {TIMEOUT:.0f} seconds", elapsed())
+        except aiohttp.ClientError as error:
+            cause = error.__cause__ if isinstance(error.__cause__, ForbiddenAddress) else error
+            return Answer(None, "", "", f"{cause.__class__.__name__}: {cause}"[:2000], elapsed())
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+def next_attempt(attempts: int, now: datetime) -> datetime | None:
+    """When to try again after the ``attempts``-th failure; None once every retry is spent."""
+    return now + RETRY_DELAYS[attempts - 1] if attempts <= len(RETRY_DELAYS) else None
+
+
+async def deliver(
+    delivery: DeliveryRow, settings: Settings, sender: Sender, now: datetime | None = None
+) -> bool:
+    """Claim, send and record one delivery; True when the receiver accepted it."""
+    moment = now or datetime.now(UTC)
+    attempts = delivery.attempts + 1
+    claimed = await transactional(webhooks.move_delivery)(
+        delivery.id, delivery.status, delivery.attempts,
+        status="sending", attempts=attempts, next_attempt_at=moment + LEASE,
+    )  # fmt: skip
+    if not claimed:
+        return False  # another worker has it, or it changed since it was listed
+    endpoint = await webhooks.endpoint_by_id(delivery.endpoint_id)
+    if endpoint is None or not endpoint.enabled:
+        await transactional(webhooks.move_delivery)(
+            delivery.id, "sending", attempts, status="failed", last_error="The endpoint is disabled"
+        )
+        return False
+    body = request_body(endpoint, delivery)
+    headers = signed_headers(endpoint, delivery.message_id, body, moment)
+    answer = await sender.post(endpoint.url, body, headers)
+    await _record(delivery, endpoint, attempts, headers, answer, moment, settings)
+    return answer.succeeded
+
+
+@transactional
+async def _record(
+    delivery: DeliveryRow,
+    endpoint: EndpointRow,
+    attempts: int,
+    headers: dict[str, str],
+    answer: Answer,
+    now: datetime,
+    settings: Settings,
+) -> None:
+    """The attempt's log line, the delivery's new state and the endpoint's health, together."""
+    await webhooks.insert_attempt(
+        AttemptRow(
+            0, delivery.id, now, answer.duration_ms, answer.status, answer.error,
+            _shown_headers({k: v for k, v in headers.items() if k != "webhook-signature"}),
+            answer.headers, answer.body,
+        )
+    )  # fmt: skip
+    if answer.succeeded:
+        await webhooks.move_delivery(
+            delivery.id, "sending", attempts,
+            status="delivered", delivered_at=now, last_status_code=answer.status, last_error="",
+        )  # fmt: skip
+        await webhooks.record_success(endpoint.id)
+        return
+    error = answer.error or f"HTTP {answer.status}"
+    retry_at = next_attempt(attempts, now)
+    await webhooks.move_delivery(
+        delivery.id, "sending", attempts,
+        status="pending" if retry_at else "failed",
+        next_attempt_at=retry_at or now, last_status_code=answer.status, last_error=error,
+    )  # fmt: skip
+    logger.warning(
+        "webhooks: delivery %d to endpoint %d failed (attempt %d): %s",
+        delivery.id,
+        endpoint.id,
+        attempts,
+        error,
+    )
+    failing_since = await webhooks.record_failure(endpoint.id, now)
+    if now - failing_since >= DISABLE_AFTER:
+        await _disable(endpoint, now, settings)
+
+
+async def _disable(endpoint: EndpointRow, now: datetime, settings: Settings) -> None:
+    """Disable an endpoint that has failed for DISABLE_AFTER and tell its administrators."""
+    from app.services.notifications import queue_endpoint_disabled
+
+    reason = "Disabled after five days of failed deliveries"
+    if await webhooks.disable_endpoint(endpoint.id, reason, now):
+        await webhooks.fail_pending_of_endpoint(endpoint.id, reason)
+        await queue_endpoint_disabled(endpoint, settings, now)
+        logger.warning("webhooks: endpoint %d disabled after five days of failures", endpoint.id)
+
+
+async def deliver_due(settings: Settings, sender: Sender, now: datetime | None = None) -> int:
+    """One round of the worker: try every delivery due at ``now`` (BATCH at most), side by side;
+    how many were due."""
+    due = await webhooks.due_deliveries(now or datetime.now(UTC), BATCH)
+    await asyncio.gather(*(deliver(row, settings, sender, now) for row in due))
+    return len(due)
+
+
+def wake_worker() -> None:
+    """Tell the delivery workers of this process that events are waiting (they also poll)."""
+    for event in _wakers:
+        event.set()
+
+
+def wake_after_commit() -> None:
+    """Wake the workers once the running transaction has committed its events."""
+    after_commit(wake_worker)
+
+
+async def run_worker(settings: Settings, stop: asyncio.Event, interval: float = POLL_SECONDS) -> None:
+    """Deliver due events until ``stop`` is set: at every wake-up, else every ``interval`` s."""
+    wake = asyncio.Event()
+    _wakers.add(wake)
+    sender = Sender(settings.webhook_allow_private)
+    try:
+        while not stop.is_set():
+            wake.clear()
+            try:
+                while await deliver_due(settings, sender) == BATCH:
+                    pass  # a full batch: more may be due at once
+            except Exception:  # the database may be away for a while: keep the worker alive
+                logger.exception("webhooks: delivery round failed")
+            waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
+            try:
+                await asyncio.wait(waits, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await waiting
+    finally:
+        _wakers.discard(wake)
+        await sender.close()
+
+
+def shown_body(delivery: DeliveryRow, endpoint: EndpointRow) -> str:
+    """The body of a delivery as the log shows it (indented JSON)."""
+    try:
+        return json.dumps(json.loads(request_body(endpoint, delivery)), ensure_ascii=False, indent=2)
+    except ValueError:
+        return delivery.payload

@@ -1,0 +1,132 @@
+"""Events, written in the transaction of the change they tell of.
+
+No event without its change, no change without its event: every writer calls one of these
+functions inside its own transaction, which reads the application's enabled endpoints (its own
+and its organization's) and, when one of them subscribes, writes the event (its body, as the
+management API shows the object at that moment) and one pending delivery per endpoint. The
+delivery worker (:mod:`app.services.webhooks.delivery`) sends them after the commit; a rolled
+back change takes its event with it. With no endpoint subscribed an event costs one read.
+
+The body is ``{"type", "timestamp", "data"}`` (the Standard Webhooks layout): ``data`` is the
+management API's JSON of the thread (``feedback.*``) or of the reply as the replies list shows it
+(``reply.created``). A deleted thread's event carries the thread as it was just before. Internal
+notes go only to endpoints that ask for them (``include_notes``).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from app.db import in_open_transaction
+from app.repositories import attachments, replies, threads, webhooks
+from app.repositories.replies import ReplyRow
+from app.repositories.webhooks import EndpointRow, NewEvent
+from app.representations import listed_reply_json, thread_json
+from app.services.deployment import current_settings
+from app.services.thread_details import load_details
+from app.services.webhooks.delivery import wake_after_commit
+
+CREATED = "feedback.created"
+UPDATED = "feedback.updated"
+DELETED = "feedback.deleted"
+REPLY_CREATED = "reply.created"
+TEST = "webhook.test"
+
+
+def new_message_id() -> str:
+    """A ``webhook-id``: the same at every attempt of one delivery, so receivers can deduplicate."""
+    return "msg_" + secrets.token_urlsafe(18)
+
+
+def body(kind: str, data: dict[str, Any], now: datetime) -> str:
+    """The JSON body of a standard delivery."""
+    stamp = now.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return json.dumps(
+        {"type": kind, "timestamp": stamp, "data": data}, ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def listens(endpoint: EndpointRow, kind: str, note: bool = False) -> bool:
+    """Whether the endpoint wants this event (notes only when it asked for them)."""
+    return kind in endpoint.events and (endpoint.include_notes or not note)
+
+
+async def announce_threads(kind: str, threads_by_application: Mapping[int, Sequence[int]]) -> None:
+    """Write ``kind`` (created, updated or deleted) for threads, inside the change's
+    transaction; a deletion announces them before it deletes them."""
+    assert in_open_transaction(), "events are written in the transaction of their change"
+    listeners = await webhooks.subscribers(list(threads_by_application))
+    wanted = {
+        application_id: [endpoint.id for endpoint in endpoints if listens(endpoint, kind)]
+        for application_id, endpoints in listeners.items()
+    }
+    ids = [
+        thread_id
+        for app_id, thread_ids in threads_by_application.items()
+        if wanted.get(app_id)
+        for thread_id in thread_ids
+    ]
+    if not ids:
+        return
+    settings = current_settings()
+    now = datetime.now(UTC)
+    events = [
+        NewEvent(
+            details.thread.application_id,
+            details.thread.id,
+            kind,
+            body(kind, thread_json(details, settings), now),
+            tuple(wanted[details.thread.application_id]),
+        )
+        for details in await load_details(await threads.threads_by_ids(ids))
+    ]
+    await _write(events, now)
+
+
+async def announce_reply(reply: ReplyRow) -> None:
+    """Write ``reply.created`` for a new reply, note or customer answer, inside its transaction."""
+    assert in_open_transaction(), "events are written in the transaction of their change"
+    listeners = (await webhooks.subscribers([reply.application_id])).get(reply.application_id, [])
+    wanted = tuple(e.id for e in listeners if listens(e, REPLY_CREATED, note=reply.type == "note"))
+    if not wanted:
+        return
+    thread = await threads.thread_by_id(reply.application_id, reply.feedback_id)
+    if thread is None:
+        return
+    listed = await replies.reply_by_id(reply.id)
+    assert listed is not None  # written in this transaction
+    listed.feedback = thread
+    files = await attachments.attachments_of((), [reply.id])
+    now = datetime.now(UTC)
+    data = listed_reply_json(listed, files, current_settings())
+    await _write(
+        [
+            NewEvent(
+                reply.application_id, reply.feedback_id, REPLY_CREATED, body(REPLY_CREATED, data, now), wanted
+            )
+        ],
+        now,
+    )
+
+
+async def announce_test(endpoint: EndpointRow, application_id: int | None) -> int:
+    """Write a ``webhook.test`` event for one endpoint; the id of its delivery."""
+    assert in_open_transaction(), "events are written in a transaction"
+    now = datetime.now(UTC)
+    data = {
+        "endpoint_id": endpoint.id,
+        "message": "A test event from Earful: this endpoint receives and verifies its deliveries.",
+    }
+    ids = await _write([NewEvent(application_id, None, TEST, body(TEST, data, now), (endpoint.id,))], now)
+    return ids[0]
+
+
+async def _write(events: Sequence[NewEvent], now: datetime) -> list[int]:
+    message_ids = [new_message_id() for event in events for _ in event.endpoint_ids]
+    written = await webhooks.insert_events(events, message_ids, now)
+    wake_after_commit()
+    return written
