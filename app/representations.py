@@ -67,6 +67,7 @@ def application_json(application: ApplicationRow, settings: Settings) -> dict[st
         "allowed_origins": list(application.allowed_origins),
         "retention_days": application.retention_days,
         "retention_archived_only": application.retention_archived_only,
+        "receipts_enabled": application.receipts_enabled,
         "keys": application_keys(application, settings.intake_domain),
         "created_at": timestamp(application.created_at),
         "updated_at": timestamp(application.updated_at),

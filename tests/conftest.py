@@ -147,7 +147,9 @@ def backend(db: str) -> str:
 
 
 # The deployment a test's services see when it asks for no settings (no e-mail is sent).
-PLAIN_DEPLOYMENT = Settings("sqlite://:memory:", Path("/nonexistent"), BASE_URL, INTAKE_DOMAIN, "test-secret-key")
+PLAIN_DEPLOYMENT = Settings(
+    "sqlite://:memory:", Path("/nonexistent"), BASE_URL, INTAKE_DOMAIN, "test-secret-key"
+)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -21,8 +21,8 @@ from app.config import Settings
 from app.mail.smtp import start_smtp_server
 from app.models import Application
 from app.services.applications import intake_address
-from tests.conftest import INTAKE_DOMAIN
 from app.services.deployment import use_settings
+from tests.conftest import INTAKE_DOMAIN
 from tests.smtp_relay import Relay
 
 INBOUND_SECRET = "inbound-test-secret"

@@ -135,6 +135,11 @@ APPLICATION_FIELDS: Schema = {
             **BOOLEAN_TEXT,
             "description": "Default false; true deletes only archived threads. Administrators only.",
         },
+        "receipts_enabled": {
+            **BOOLEAN_TEXT,
+            "description": "Default false; true e-mails the customer a short receipt for each new thread "
+            "(in the submit's language, at most one an hour per address; needs EARFUL_SMTP_URL).",
+        },
     },
 }
 APPLICATION_BODY: dict[str, Any] = {
@@ -176,6 +181,7 @@ APPLICATION_BODY: dict[str, Any] = {
                         "maximum": MAX_RETENTION_DAYS,
                     },
                     "retention_archived_only": {"type": "boolean"},
+                    "receipts_enabled": {"type": "boolean"},
                 },
             }
         },

@@ -124,6 +124,10 @@ APPLICATION = closed(
             "type": "boolean",
             "description": "Whether retention deletes only archived threads.",
         },
+        "receipts_enabled": {
+            "type": "boolean",
+            "description": "Whether the customer is e-mailed a receipt for each new thread.",
+        },
         "keys": ref("ApplicationKeys"),
         "created_at": TIMESTAMP,
         "updated_at": TIMESTAMP,

@@ -52,6 +52,7 @@ class ApplicationRow:
     updated_at: datetime
     retention_days: int | None = None  # threads older than this are deleted; None: kept forever
     retention_archived_only: bool = False
+    receipts_enabled: bool = False  # a receipt e-mailed to the customer for each new thread
     organization: OrganizationRow | None = None
 
     @property
@@ -67,7 +68,7 @@ APPLICATION_COLUMNS = (
     "capture_enabled", "submits_per_minute", "opens_per_minute", "uploads_per_minute",
     "submits_per_minute_total", "allowed_origins", "first_reply_total", "first_reply_count", "open_threads",
     "archived_threads", "reply_count",
-    "created_at", "updated_at", "retention_days", "retention_archived_only",
+    "created_at", "updated_at", "retention_days", "retention_archived_only", "receipts_enabled",
 )  # fmt: skip
 # What a settings change may write (the service validates the values).
 SETTINGS = frozenset(
@@ -75,6 +76,7 @@ SETTINGS = frozenset(
         "name", "url", "logo_name", "organization_id", "uploads_enabled", "target_average_first_reply_time",
         "capture_enabled", "submits_per_minute", "opens_per_minute", "uploads_per_minute",
         "submits_per_minute_total", "allowed_origins", "retention_days", "retention_archived_only",
+        "receipts_enabled",
     }
 )  # fmt: skip
 COUNTERS = frozenset(
@@ -118,6 +120,7 @@ def application_of(row: Row) -> ApplicationRow:
         updated_at=read_moment(row["a.updated_at"]),
         retention_days=row["a.retention_days"],
         retention_archived_only=bool(row["a.retention_archived_only"]),
+        receipts_enabled=bool(row["a.receipts_enabled"]),
     )
 
 

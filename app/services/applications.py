@@ -70,6 +70,20 @@ async def _check_organization(user: UserRow, value: object, current: int | None)
     return organization_id
 
 
+def _clean_switches(data: Mapping[str, object]) -> dict[str, bool]:
+    """The on/off settings that were sent: uploads and receipts."""
+    switches: dict[str, bool] = {}
+    for name in ("uploads_enabled", "receipts_enabled"):
+        if name in data:
+            enabled = parse_bool(data[name])
+            if enabled is None:
+                raise ValidationError(
+                    "The %(name)s field must be true or false.", name=name.replace("_", " ")
+                )
+            switches[name] = enabled
+    return switches
+
+
 async def _clean_fields(
     user: UserRow, data: Mapping[str, object], current: ApplicationRow | None
 ) -> dict[str, object]:
@@ -95,11 +109,7 @@ async def _clean_fields(
         if url and not is_http_url(url):
             raise ValidationError("The url field must be a valid URL.")
         fields["url"] = url or None
-    if "uploads_enabled" in data:
-        enabled = parse_bool(data["uploads_enabled"])
-        if enabled is None:
-            raise ValidationError("The uploads enabled field must be true or false.")
-        fields["uploads_enabled"] = enabled
+    fields.update(_clean_switches(data))
     if "target_average_first_reply_time" in data:
         target = parse_int(data["target_average_first_reply_time"])
         if target is None:

@@ -430,6 +430,7 @@ async def test_application_fields_have_the_specified_types(api, owner, token):
     assert type(shown["name"]) is str
     assert type(shown["url"]) is str
     assert type(shown["uploads_enabled"]) is bool
+    assert type(shown["receipts_enabled"]) is bool
     assert shown["logo"] is None
     assert all(type(value) is str for value in shown["keys"].values())
     assert set(shown) == {
@@ -446,6 +447,7 @@ async def test_application_fields_have_the_specified_types(api, owner, token):
         "allowed_origins",
         "retention_days",
         "retention_archived_only",
+        "receipts_enabled",
         "keys",
         "created_at",
         "updated_at",

@@ -219,7 +219,9 @@ async def test_the_next_reply_mail_answers_the_customers_mail(
 
     # The agent is told of the customer's answer; the customer gets the reply.
     assert await deliver_due(mail_settings) == 2
-    [second] = [message for message in relay.messages[1:] if message["To"].addresses[0].addr_spec != agent.email]
+    [second] = [
+        message for message in relay.messages[1:] if message["To"].addresses[0].addr_spec != agent.email
+    ]
     assert second["In-Reply-To"] == "<still@example.org>"
     assert second["References"] == f"<thread-{thread.id}@{INTAKE_DOMAIN}> <still@example.org>"
 
