@@ -14,7 +14,7 @@ from typing import Any
 from quart.typing import TestClientProtocol
 from quart.wrappers import Response
 
-from app.config import DEFAULT_QUOTAS, Quotas
+from app.config import DEFAULT_QUOTAS, Quotas, Settings
 from app.db import transactional
 from app.models import BlockedSender
 from app.repositories import accounts, applications, threads
@@ -23,6 +23,7 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.organizations import OrganizationRow
 from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
+from app.repositories.webhooks import EndpointRow
 from app.services.applications import create_application
 from app.services.attachments import store_uploads
 from app.services.blocklist import add_entry
@@ -33,6 +34,7 @@ from app.services.replies import add_customer_reply, create_agent_reply
 from app.services.security import hash_password
 from app.services.submissions import parse_submission
 from app.services.tokens import create_token
+from app.services.webhooks.endpoints import application_scope, create_endpoint
 
 PASSWORD = "correct horse battery"
 _PASSWORD_HASH = hash_password(PASSWORD)
@@ -208,3 +210,11 @@ async def sign_in(client: TestClientProtocol, user: UserRow) -> str:
     )
     assert response.status_code == 302, response.status_code
     return await csrf_of(client, "/app/account")
+
+
+async def make_webhook(
+    owner: UserRow, application: ApplicationRow, url: str, settings: Settings, **fields: object
+) -> tuple[EndpointRow, str]:
+    """An endpoint of the application (created by ``owner``, an administrator) and its secret."""
+    scope = await application_scope(owner, application)
+    return await create_endpoint(owner, scope, {"url": url, **fields}, settings)

@@ -15,6 +15,7 @@ from app.repositories.sql import (
     insert_rows,
     moment,
     parameters,
+    postgres,
     read_moment,
     read_optional_moment,
     select,
@@ -187,6 +188,12 @@ async def record_success(endpoint_id: int) -> None:
         "UPDATE webhook_endpoints SET failing_since = NULL WHERE id = {} AND failing_since IS NOT NULL",
         [endpoint_id],
     )
+
+
+async def lock_endpoint(endpoint_id: int) -> None:
+    """Hold the endpoint's row until the transaction ends (PostgreSQL; SQLite has one writer)."""
+    if postgres():
+        await select("SELECT id FROM webhook_endpoints WHERE id = {} FOR UPDATE", [endpoint_id])
 
 
 async def disable_endpoint(endpoint_id: int, reason: str, now: datetime) -> bool:
@@ -392,10 +399,11 @@ async def requeue_delivery(delivery_id: int, now: datetime) -> bool:
 
 
 async def fail_pending_of_endpoint(endpoint_id: int, reason: str) -> int:
-    """Give up the deliveries an endpoint still waits for (it was disabled)."""
+    """Give up the deliveries an endpoint still waits for (it was disabled); one being sent now
+    is given up too: its worker's next change of it then finds it taken."""
     return await change(
         "UPDATE webhook_deliveries SET status = 'failed', last_error = {} "
-        "WHERE endpoint_id = {} AND status = 'pending'",
+        "WHERE endpoint_id = {} AND status IN ('pending', 'sending')",
         [reason, endpoint_id],
     )
 

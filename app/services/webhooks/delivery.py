@@ -45,7 +45,9 @@ RETRY_DELAYS = (
     timedelta(hours=10),
 )
 TIMEOUT = 10.0
-LEASE = timedelta(seconds=60)  # longer than an attempt can take (TIMEOUT, plus the log's write)
+# Longer than an attempt can take (TIMEOUT, then the log's write); a worker that died holding a
+# delivery delays it by no more than this.
+LEASE = timedelta(seconds=20)
 DISABLE_AFTER = timedelta(days=5)
 KEEP_RESPONSE = 4096
 BATCH = 50
@@ -97,15 +99,16 @@ class Sender:
     """The HTTP client of one worker: connections kept between deliveries, every new one made to
     a checked address (:class:`GuardedResolver`), no proxy from the environment, no redirects."""
 
-    def __init__(self, allow_private: bool) -> None:
+    def __init__(self, allow_private: bool, timeout: float = TIMEOUT) -> None:
         self.allow_private = allow_private
+        self.timeout = timeout
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(resolver=GuardedResolver(self.allow_private), limit=20)
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=aiohttp.ClientTimeout(total=TIMEOUT), trust_env=False
+                connector=connector, timeout=aiohttp.ClientTimeout(total=self.timeout), trust_env=False
             )
         return self._session
 
@@ -127,7 +130,7 @@ class Sender:
         except ForbiddenAddress as error:
             return Answer(None, "", "", str(error), elapsed())
         except TimeoutError:
-            return Answer(None, "", "", f"No answer within {TIMEOUT:.0f} seconds", elapsed())
+            return Answer(None, "", "", f"No answer within {self.timeout:g} seconds", elapsed())
         except aiohttp.ClientError as error:
             cause = error.__cause__ if isinstance(error.__cause__, ForbiddenAddress) else error
             return Answer(None, "", "", f"{cause.__class__.__name__}: {cause}"[:2000], elapsed())
@@ -177,7 +180,12 @@ async def _record(
     now: datetime,
     settings: Settings,
 ) -> None:
-    """The attempt's log line, the delivery's new state and the endpoint's health, together."""
+    """The attempt's log line, the delivery's new state and the endpoint's health, together.
+
+    The endpoint's row is locked first (PostgreSQL): two deliveries of one endpoint recorded at
+    once would otherwise lock each other's rows in opposite orders when one disables it.
+    """
+    await webhooks.lock_endpoint(endpoint.id)
     await webhooks.insert_attempt(
         AttemptRow(
             0, delivery.id, now, answer.duration_ms, answer.status, answer.error,
