@@ -190,6 +190,16 @@ async def record_success(endpoint_id: int) -> None:
     )
 
 
+async def forgive_if_disabled(endpoint_id: int) -> None:
+    """Forget a disabled endpoint's failures (it is being enabled again); an enabled one that is
+    failing keeps its record, or saving its form would put off its disabling for ever."""
+    await change(
+        "UPDATE webhook_endpoints SET failing_since = NULL, disabled_reason = '' "
+        "WHERE id = {} AND enabled = {}",
+        [endpoint_id, False],
+    )
+
+
 async def lock_endpoint(endpoint_id: int) -> None:
     """Hold the endpoint's row until the transaction ends (PostgreSQL; SQLite has one writer)."""
     if postgres():

@@ -167,10 +167,15 @@ async def update_endpoint(
 ) -> EndpointRow:
     """Change an endpoint's settings; enabling a disabled one clears its failure record."""
     fields = await clean_fields(data, settings, creating=False)
-    if fields.get("enabled") is True and not endpoint.enabled:
-        fields.update(failing_since=None, disabled_reason="")
-    await transactional(webhooks.update_endpoint)(endpoint.id, fields, datetime.now(UTC))
+    await _update(endpoint.id, fields)
     return await get_endpoint(scope, endpoint.id)
+
+
+@transactional
+async def _update(endpoint_id: int, fields: dict[str, object]) -> None:
+    if fields.get("enabled") is True:
+        await webhooks.forgive_if_disabled(endpoint_id)
+    await webhooks.update_endpoint(endpoint_id, fields, datetime.now(UTC))
 
 
 async def delete_endpoint(endpoint: EndpointRow) -> None:

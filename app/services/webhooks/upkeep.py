@@ -17,7 +17,8 @@ async def forget_old_deliveries(now: datetime) -> int:
     attempts, BATCH per transaction; how many events went."""
     total = 0
     while ids := await webhooks.old_event_ids(now - KEEP_LOG, BATCH):
-        total += await transactional(webhooks.delete_events)(ids)
+        await transactional(webhooks.delete_events)(ids)
+        total += len(ids)  # (SQLite's count of a delete includes its cascades)
         if len(ids) < BATCH:
             break
     return total
