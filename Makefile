@@ -77,7 +77,7 @@ migration: setup
 # Refresh the message catalogs after adding or changing a marked text (N_ in the code).
 messages: setup
 	$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --omit-header -o app/translations/messages.pot .
-	$(BIN)/pybabel update -i app/translations/messages.pot -d app/translations --no-location
+	$(BIN)/pybabel update -i app/translations/messages.pot -d app/translations
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,31 @@
+"""Threads with their replies, attachments and tags, in a fixed number of statements."""
+
+from __future__ import annotations
+
+from app.services.tags import add_tag_to_thread
+from app.services.thread_details import load_details
+from tests.factories import make_reply, make_thread, make_upload, thread_row
+
+
+async def test_details_of_many_threads_take_three_statements(agent, application, queries):
+    first = await make_thread(application, attachments=[await make_upload(application)])
+    second = await make_thread(application)
+    await make_reply(agent, application, first, "One")
+    await make_reply(agent, application, second, "Two")
+    await add_tag_to_thread(application, second, "billing")
+    loaded = [await thread_row(first.id), await thread_row(second.id)]
+
+    queries.statements.clear()
+    details = await load_details(loaded)
+
+    assert queries.count == 3
+    assert [d.thread.id for d in details] == [first.id, second.id]
+    assert [[r.message for r in d.replies] for d in details] == [["One"], ["Two"]]
+    assert [len(d.attachments) for d in details] == [1, 0]
+    assert [[t.name for t in d.tags] for d in details] == [[], ["billing"]]
+
+
+async def test_no_thread_no_statement(db, queries):
+    assert await load_details([]) == []
+
+    assert queries.count == 0
