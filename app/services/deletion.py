@@ -23,7 +23,7 @@ from pathlib import Path
 from app.db import transactional
 from app.errors import Forbidden, NotFound, ValidationError
 from app.models import OWNER
-from app.repositories import audit, deletion
+from app.repositories import audit, deletion, webhooks
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import counters
@@ -84,15 +84,26 @@ def parse_thread_ids(values: Sequence[object]) -> list[int]:
 
 
 @transactional
-async def remove_threads(application_id: int, feedback_ids: Sequence[int]) -> Deleted:
+async def remove_threads(
+    application_id: int, feedback_ids: Sequence[int], announce: bool = True, erasing: bool = False
+) -> Deleted:
     """Delete some of an application's threads (ids of other applications are ignored) and move
     the counters they were counted in; their files are returned, to remove after the commit.
-    Run it in the caller's transaction, or in its own."""
+    Run it in the caller's transaction, or in its own.
+
+    ``feedback.deleted`` is announced to webhooks unless ``announce`` is false (the whole
+    application goes). ``erasing`` (a person's erasure) first deletes every earlier event about
+    these threads, sent or not, so no copy of the person's data stays in the webhook log or goes
+    out after the erasure; the deletion itself is still announced, for receivers to erase theirs.
+    """
     doomed = await deletion.lock_threads(application_id, feedback_ids)
     if not doomed:
         return Deleted(0)
     ids = [thread.id for thread in doomed]
-    await events.announce_threads(events.DELETED, {application_id: ids})
+    if erasing:
+        await webhooks.delete_events(await webhooks.event_ids_of_threads(ids))
+    if announce:
+        await events.announce_threads(events.DELETED, {application_id: ids})
     days = await deletion.reply_days_of_threads(ids)
     links = await deletion.tag_links_of_threads(ids)
     files = await deletion.files_of_threads(ids)
@@ -145,7 +156,8 @@ async def _remove_application(user: UserRow, application_id: int, threads: int) 
 async def delete_application(user: UserRow, application: ApplicationRow, data_dir: Path) -> int:
     """Delete an application with everything under it; how many threads went with it.
 
-    Its threads go first, BATCH at a time, each batch in a short transaction of its own so that
+    Its threads go first (no ``feedback.deleted`` per thread: the application's own webhook
+    endpoints go with it), BATCH at a time, each batch in a short transaction of its own so that
     the other applications' writers are never held up for long; then the application row with
     what is left (senders, tags, uploads never attached, form opens, blocklist) in one last
     transaction, which also writes the audit entry ("application.delete", how many threads),
@@ -158,7 +170,7 @@ async def delete_application(user: UserRow, application: ApplicationRow, data_di
         ids = await deletion.thread_ids_of_application(application.id, BATCH)
         if not ids:
             break
-        deleted = await remove_threads(application.id, ids)
+        deleted = await remove_threads(application.id, ids, announce=False)
         remove_files(data_dir, deleted.files)
         total += deleted.threads
     await _remove_application(user, application.id, total)

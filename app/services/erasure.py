@@ -124,7 +124,7 @@ async def erase_person(
         senders = await people.senders_of_person(application.id, address)
         member_ids = [sender.id for sender in senders]
         while ids := await people.thread_ids_of_senders(member_ids, BATCH):
-            deleted = await remove_threads(application.id, ids)
+            deleted = await remove_threads(application.id, ids, erasing=True)
             remove_files(data_dir, deleted.files)
             counts["threads"] += deleted.threads
             counts["attachments"] += len(deleted.files)
@@ -154,7 +154,7 @@ async def _erase_rest(
         member_ids = [sender.id for sender in senders]
         # Threads that came in since the batches (the senders are locked now: no more will).
         while ids := await people.thread_ids_of_senders(member_ids, BATCH):
-            deleted = await remove_threads(application.id, ids)
+            deleted = await remove_threads(application.id, ids, erasing=True)
             files += deleted.files
             counts["threads"] += deleted.threads
             counts["attachments"] += len(deleted.files)

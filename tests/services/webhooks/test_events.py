@@ -10,7 +10,8 @@ import pytest
 from app.db import transactional
 from app.models import WebhookDelivery, WebhookEvent
 from app.services import feedback, tags
-from app.services.deletion import delete_thread
+from app.services.deletion import delete_application, delete_thread
+from app.services.erasure import erase_person
 from app.services.webhooks import events
 from app.services.webhooks.endpoints import create_endpoint, organization_scope
 from tests.factories import (
@@ -201,3 +202,30 @@ async def test_a_disabled_endpoint_hears_nothing(agent, application, hook_settin
     await make_thread(application)
 
     assert await written() == []
+
+
+async def test_deleting_a_whole_application_announces_no_thread(hook_settings):
+    owner = await make_user()
+    organization = await make_organization(owner)
+    application = await make_application(owner, organization_id=str(organization.id))
+    await make_thread(application)
+    scope = await organization_scope(owner, organization.id)
+    await create_endpoint(owner, scope, {"url": HOOK, "events": ["feedback.deleted"]}, hook_settings)
+
+    await delete_application(owner, application, hook_settings.data_dir)
+
+    assert await written() == []
+
+
+async def test_an_erasure_forgets_the_earlier_events_and_announces_the_deletion(
+    agent, application, hook_settings
+):
+    thread = await make_thread(application, email="jane@example.org", message="My number is 555-0101.")
+    await make_thread(application, email="other@example.org")
+    await make_webhook(agent, application, HOOK, hook_settings)
+    await make_reply(agent, application, thread, "Thanks Jane.")
+
+    await erase_person(agent, "jane@example.org", data_dir=hook_settings.data_dir)
+
+    kinds = [(kind, body["data"]["id"]) for kind, body in await written()]
+    assert kinds == [("feedback.deleted", thread.id)]
