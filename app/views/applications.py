@@ -32,6 +32,7 @@ from app.services.files import IncomingFile
 from app.services.organizations import list_memberships
 from app.views import notifications as notifications_views
 from app.views import retention as retention_views
+from app.views import webhooks as webhooks_views
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import duration
@@ -240,6 +241,7 @@ async def _settings_context(
         "blocklist": await blocklist.list_entries(application),
         "retention": await retention_views.retention_card(agent, application),
         "notifications": await notifications_views.notifications_card(agent, application),
+        "webhooks": await webhooks_views.application_card(agent, application),
         "error": None,
         "saved": False,
         **extra,
