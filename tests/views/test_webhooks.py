@@ -595,6 +595,23 @@ async def test_the_log_pages_with_older_and_newest(client, webhook, signed_in, m
     assert f'href="{webhook}#deliveries">Newest' in older and "Older" not in older
 
 
+async def test_the_pages_statements_do_not_grow_with_the_log(client, application, signed_in, queries):
+    webhook = (await _create(client, signed_in, f"/app/applications/{application.id}", CLOSED)).headers[
+        "Location"
+    ]
+    await client.post(f"{webhook}/test", form={"csrf_token": signed_in})
+    queries.statements.clear()
+    await client.get(webhook)
+    few = queries.count
+    for _ in range(3):
+        await client.post(f"{webhook}/test", form={"csrf_token": signed_in})
+    queries.statements.clear()
+
+    await client.get(webhook)
+
+    assert queries.count == few
+
+
 async def test_what_people_typed_is_escaped(client, application, signed_in, receiver):
     place = f"/app/applications/{application.id}"
     response = await _create(client, signed_in, place, receiver.url, description="<b>CRM</b>")
