@@ -1,25 +1,33 @@
-"""A real HTTP receiver on loopback (aiohttp) that keeps the webhook deliveries it gets, for the
-tests of what Earful sends: answer with scripted statuses, hang, redirect, or verify."""
+"""A real HTTP receiver of webhooks on loopback (aiohttp) that keeps what it receives, for the
+tests of deliveries (services, views through the test app's worker, the browser through a live
+``earful serve``): answer with scripted statuses, hang, redirect, or verify."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aiohttp import web
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 
-@dataclass
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass(frozen=True)
 class Received:
-    """One request as it reached the receiver."""
+    """One POST as the receiver got it: the raw body and the headers (names in lower case)."""
 
     path: str
-    headers: dict[str, str]
     body: bytes
+    headers: dict[str, str]
 
     def verified_with(self, secret: str) -> dict[str, object] | None:
         """The event, when the signature verifies with ``secret`` (the library's own check)."""
@@ -30,55 +38,65 @@ class Received:
         return event
 
 
-@dataclass
 class Receiver:
-    """What the receiver got, and how it answers next: ``statuses`` are used one per request
-    (then 200); while ``hang`` is set, requests wait for ever."""
+    """An endpoint that keeps every POST and answers it with the next of ``statuses`` (then
+    ``status``) and ``answer``; while ``hang`` is set, requests wait until the receiver stops;
+    ``/redirect`` answers 302."""
 
-    port: int = 0
-    received: list[Received] = field(default_factory=list)
-    statuses: list[int] = field(default_factory=list)
-    body: bytes = b"ok"
-    hang: bool = False
-    _arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
-    _closing: asyncio.Event = field(default_factory=asyncio.Event)
+    def __init__(self, status: int = 200, answer: str = "thanks") -> None:
+        self.port = free_port()
+        self.status = status
+        self.answer = answer
+        self.statuses: list[int] = []
+        self.hang = False
+        self.received: list[Received] = []
+        self._arrived = asyncio.Condition()
+        self._closing = asyncio.Event()
+        self._runner: web.AppRunner | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hooks"
+        return f"http://127.0.0.1:{self.port}/hooks/earful"
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        async with self._arrived:
+            self.received.append(Received(request.path, body, headers))
+            self._arrived.notify_all()
+        if self.hang:
+            await self._closing.wait()
+        if request.path == "/redirect":
+            raise web.HTTPFound("/hooks/earful")
+        status = self.statuses.pop(0) if self.statuses else self.status
+        return web.Response(status=status, text=self.answer, headers={"X-Receiver": "pytest"})
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+
+    async def stop(self) -> None:
+        self._closing.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
 
     async def wait_for(self, count: int) -> list[Received]:
-        """The requests once there are ``count``; wrap it in ``asyncio.timeout``."""
+        """The requests once there are ``count`` of them; wrap it in ``asyncio.timeout``."""
         async with self._arrived:
             await self._arrived.wait_for(lambda: len(self.received) >= count)
         return self.received
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        arrived = Received(request.path, dict(request.headers), await request.read())
-        async with self._arrived:
-            self.received.append(arrived)
-            self._arrived.notify_all()
-        if self.hang:
-            await self._closing.wait()  # until the receiver stops
-        if request.path == "/redirect":
-            raise web.HTTPFound("/hooks")
-        status = self.statuses.pop(0) if self.statuses else 200
-        return web.Response(status=status, body=self.body, content_type="text/plain")
-
 
 @asynccontextmanager
-async def running_receiver() -> AsyncIterator[Receiver]:
+async def running_receiver(status: int = 200, answer: str = "thanks") -> AsyncIterator[Receiver]:
     """A receiver listening on a free loopback port for the block."""
-    receiver = Receiver()
-    server = web.Application()
-    server.router.add_route("POST", "/{tail:.*}", receiver.handle)
-    runner = web.AppRunner(server, access_log=None, handle_signals=False)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    receiver.port = runner.addresses[0][1]
+    receiver = Receiver(status, answer)
+    await receiver.start()
     try:
         yield receiver
     finally:
-        receiver._closing.set()
-        await runner.cleanup()
+        await receiver.stop()

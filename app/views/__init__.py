@@ -122,6 +122,7 @@ def _page_modules() -> tuple[ModuleType, ...]:
         stats,
         tags,
         threads,
+        webhooks,
     )
 
     return (
@@ -129,4 +130,5 @@ def _page_modules() -> tuple[ModuleType, ...]:
         retention,
         privacy,
         notifications,
+        webhooks,
     )

@@ -30,7 +30,9 @@ from app.services import blocklist, deletion
 from app.services.capture_settings import LIMIT_FIELDS, MAX_PER_MINUTE
 from app.services.files import IncomingFile
 from app.services.organizations import list_memberships
+from app.views import notifications as notifications_views
 from app.views import retention as retention_views
+from app.views import webhooks as webhooks_views
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import duration
@@ -53,6 +55,7 @@ class ApplicationForm(CSRFForm):
     logo = FileField("Logo")
     organization = SelectField("Organization", choices=[SelectChoice("", "None (only you)")])
     uploads_enabled = BooleanField("Let people attach files to their feedback", default=True)
+    receipts_enabled = BooleanField("Send the customer a receipt for each new thread")
     target_value = IntegerField(
         "Target first-reply time",
         default=24,
@@ -85,6 +88,7 @@ class ApplicationForm(CSRFForm):
             "url": (self.url.data or "").strip(),
             "organization_id": self.organization.data or None,
             "uploads_enabled": "true" if self.uploads_enabled.data else "false",
+            "receipts_enabled": "true" if self.receipts_enabled.data else "false",
             "target_average_first_reply_time": self.target_seconds(),
             "capture_enabled": "true" if self.capture_enabled.data else "false",
             **{
@@ -138,6 +142,7 @@ def _form_data_of(application: ApplicationRow) -> dict[str, object]:
         "url": application.url or "",
         "organization": str(application.organization_id or ""),
         "uploads_enabled": application.uploads_enabled,
+        "receipts_enabled": application.receipts_enabled,
         "target_value": target // 3600 if hours else round(target / 60),
         "target_unit": "hours" if hours else "minutes",
         "capture_enabled": application.capture_enabled,
@@ -235,6 +240,8 @@ async def _settings_context(
         "administrator": await deletion.is_administrator(agent, application),
         "blocklist": await blocklist.list_entries(application),
         "retention": await retention_views.retention_card(agent, application),
+        "notifications": await notifications_views.notifications_card(agent, application),
+        "webhooks": await webhooks_views.application_card(agent, application),
         "error": None,
         "saved": False,
         **extra,

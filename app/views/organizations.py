@@ -18,6 +18,7 @@ from app.models import OWNER
 from app.repositories.organizations import OrganizationRow
 from app.services import organizations as organizations_service
 from app.services.avatars import avatar_url
+from app.views import webhooks as webhooks_views
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 
@@ -50,12 +51,17 @@ async def organization_context(
 ) -> dict[str, Any]:
     """Everything one organization's page shows; its members fragment renders a subset.
 
-    The agent's role is read again here, since the action just taken may have changed it.
+    The agent's role is read again here, since the action just taken may have changed it. The
+    Webhooks card is for owners (None for agents); a refused webhook form passes its own.
     """
     secret = current_app.config["EARFUL"].secret_key
     memberships = await organizations_service.list_members(organization)
     applications = await organizations_service.organization_applications(organization)
     role = next((m.role for m in memberships if m.user_id == current_agent().id), None)
+    if "webhooks" not in extra:
+        extra["webhooks"] = (
+            await webhooks_views.organization_card(current_agent(), organization) if role == OWNER else None
+        )
     return {
         "organization": organization,
         "is_owner": role == OWNER,
@@ -128,12 +134,16 @@ async def create_organization() -> ResponseReturnValue:
 @agent_required
 async def show_organization(organization_id: int) -> str | tuple[str, int]:
     """One organization: its members and its applications."""
-    organization = await organizations_service.get_organization(current_agent(), organization_id)
-    notices = get_flashed_messages()
+    agent = current_agent()
+    organization = await organizations_service.get_organization(agent, organization_id)
+    notices = get_flashed_messages(category_filter=["message"])
     notice = notices[-1] if notices else None
-    return await render_template(
-        "organizations/show.html", **await organization_context(organization, notice=notice)
+    webhook_notices = get_flashed_messages(category_filter=["webhooks"])
+    webhooks = await webhooks_views.organization_card(
+        agent, organization, status=webhook_notices[-1] if webhook_notices else None
     )
+    context = await organization_context(organization, notice=notice, webhooks=webhooks)
+    return await render_template("organizations/show.html", **context)
 
 
 @blueprint.post("/organizations/<id:organization_id>/members")

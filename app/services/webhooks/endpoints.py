@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -69,6 +69,11 @@ async def list_endpoints(scope: Scope) -> list[EndpointRow]:
         return await webhooks.endpoints_of_application(scope.application.id)
     assert scope.organization_id is not None
     return await webhooks.endpoints_of_organization(scope.organization_id)
+
+
+async def pending_counts(endpoints: Sequence[EndpointRow]) -> dict[int, int]:
+    """How many deliveries each endpoint still waits for (absent: none), in one statement."""
+    return await webhooks.pending_counts([endpoint.id for endpoint in endpoints])
 
 
 async def get_endpoint(scope: Scope, endpoint_id: int) -> EndpointRow:
