@@ -38,6 +38,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         files,
         inbound,
         management,
+        notification_settings,
         privacy,
         spam,
         threads,
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         spam,
         privacy,
         webhooks,
+        notification_settings,
     ):
         app.register_blueprint(module.blueprint)
     register_failure_handling(app)

@@ -21,6 +21,7 @@ from typing import Any
 from app.openapi.capture import capture_paths, other_paths
 from app.openapi.deletion import deletion_paths
 from app.openapi.management import management_paths
+from app.openapi.notifications import notification_paths
 from app.openapi.privacy import privacy_paths
 from app.openapi.responses import BODY_TOO_LARGE, LENGTH_REQUIRED
 from app.openapi.schemas import COMPONENTS
@@ -77,6 +78,7 @@ def build_document(base_url: str) -> dict[str, Any]:
                 spam_paths(),
                 privacy_paths(),
                 webhook_paths(),
+                notification_paths(),
             )
         ),
         "components": {
