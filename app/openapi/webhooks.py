@@ -88,6 +88,7 @@ FIELD_ERRORS = (
     "The URL's host resolves to 127.0.0.1, a private, loopback or link-local address: webhooks only go "
     "to public addresses",
     "The URL's host 'hooks.example' could not be found",
+    "The url field must have a port from 1 to 65535",
     f"The events field must list one or more of {EVENTS_TEXT}.",
     "The format field must be standard or slack.",
     f"The description field must not be greater than {MAX_DESCRIPTION} characters.",

@@ -334,6 +334,24 @@ BAD_FIELDS = [
         id="credentials",
     ),
     pytest.param(
+        {"url": "https://hooks.example.com:99999/hook"},
+        "The url field must have a port from 1 to 65535",
+        id="port too large",
+    ),
+    pytest.param(
+        {"url": "https://hooks.example.com:https/hook"},
+        "The url field must have a port from 1 to 65535",
+        id="port not a number",
+    ),
+    pytest.param(
+        {"url": "http://203.0.113.7:0/hook"}, "The url field must have a port from 1 to 65535", id="port 0"
+    ),
+    pytest.param(
+        {"url": "http://203.0.113.7:65536/hook"},
+        "The url field must have a port from 1 to 65535",
+        id="literal address, port too large",
+    ),
+    pytest.param(
         {"url": "https://hooks.invalid/earful"},
         "The URL's host 'hooks.invalid' could not be found",
         id="unknown host",
