@@ -632,6 +632,22 @@ async def test_resending_sends_the_same_message_again(api, token, owner, receive
     assert first.body == second.body
 
 
+async def test_a_delivery_being_sent_is_not_resent(api, token, hooks, receiver, settings):
+    created = await create(api, token, hooks, url=receiver.url)
+    path = f"{hooks}/{created['id']}"
+    queued = await data_of(await api.post(f"{path}/test", token), 202)
+    await settled(api, token, path, queued["id"], settings)
+    lease = datetime.now(UTC) + timedelta(minutes=1)
+    await atomic(
+        lambda: WebhookDelivery.filter(id=queued["id"]).update(status="sending", next_attempt_at=lease)
+    )
+
+    response = await api.post(f"{path}/deliveries/{queued['id']}/resend", token)
+
+    await assert_error(response, 400, "The delivery is being sent right now; try again in a moment.")
+    assert (await WebhookDelivery.get(id=queued["id"])).status == "sending"
+
+
 async def test_the_deliveries_page_newest_first_by_keyset(api, token, owner, receiver):
     created = await create(api, token, owner.path, url=receiver.url)
     path = f"{owner.path}/{created['id']}"
