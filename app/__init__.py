@@ -31,7 +31,20 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
 
     ``manage_db=False`` leaves the ORM to the caller (the tests open it per database).
     """
-    from app.api import capture, document, export, files, inbound, management, privacy, spam, threads, widget
+    from app.api import (
+        capture,
+        document,
+        export,
+        files,
+        inbound,
+        management,
+        notification_settings,
+        privacy,
+        spam,
+        threads,
+        webhooks,
+        widget,
+    )
     from app.views import register_views
     from app.workers import start_background_workers
 
@@ -46,7 +59,20 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes
     app.secret_key = config.secret_key
     app.url_map.converters["id"] = IdConverter
-    for module in (management, threads, export, capture, files, widget, inbound, document, spam, privacy):
+    for module in (
+        management,
+        threads,
+        export,
+        capture,
+        files,
+        widget,
+        inbound,
+        document,
+        spam,
+        privacy,
+        webhooks,
+        notification_settings,
+    ):
         app.register_blueprint(module.blueprint)
     register_failure_handling(app)
     register_views(app, config)

@@ -4,7 +4,9 @@ services, so this module imports no web framework)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.config import Settings
@@ -16,6 +18,7 @@ from app.repositories.organizations import OrganizationRow
 from app.repositories.replies import ReplyRow
 from app.repositories.tags import TagRow
 from app.repositories.threads import SenderRow, ThreadRow
+from app.repositories.webhooks import AttemptRow, DeliveryRow, EndpointRow
 from app.services.applications import application_keys
 from app.services.avatars import avatar_url
 
@@ -189,4 +192,60 @@ def tag_json(tag: TagRow) -> dict[str, Any]:
         "feedback_count": tag.open_count,
         "archived_feedback_count": tag.archived_count,
         "total_feedback_count": tag.open_count + tag.archived_count,
+    }
+
+
+def webhook_json(endpoint: EndpointRow, now: datetime | None = None) -> dict[str, Any]:
+    """A webhook endpoint, without its secret (shown only by the answers that make one)."""
+    moment = now or datetime.now(UTC)
+    rotating = len(endpoint.secrets(moment)) > 1
+    return {
+        "id": endpoint.id,
+        "application_id": endpoint.application_id,
+        "organization_id": endpoint.organization_id,
+        "url": endpoint.url,
+        "description": endpoint.description,
+        "events": list(endpoint.events),
+        "include_notes": endpoint.include_notes,
+        "format": endpoint.format,
+        "enabled": endpoint.enabled,
+        "disabled_reason": endpoint.disabled_reason,
+        "failing_since": timestamp(endpoint.failing_since),
+        "secret_rotated_until": timestamp(endpoint.previous_secret_expires_at) if rotating else None,
+        "created_at": timestamp(endpoint.created_at),
+        "updated_at": timestamp(endpoint.updated_at),
+    }
+
+
+def attempt_json(attempt: AttemptRow) -> dict[str, Any]:
+    """One try of a delivery, as its log keeps it (headers as ``Name: value`` lines)."""
+    return {
+        "attempted_at": timestamp(attempt.attempted_at),
+        "duration_ms": attempt.duration_ms,
+        "status_code": attempt.status_code,
+        "error": attempt.error,
+        "request_headers": attempt.request_headers,
+        "response_headers": attempt.response_headers,
+        "response_body": attempt.response_body,
+    }
+
+
+def delivery_json(delivery: DeliveryRow, attempts: Sequence[AttemptRow]) -> dict[str, Any]:
+    """A delivery of an event to an endpoint, with the event's body and every attempt."""
+    waiting = delivery.status in ("pending", "sending")
+    return {
+        "id": delivery.id,
+        "webhook_id": delivery.endpoint_id,
+        "event_id": delivery.event_id,
+        "event_type": delivery.event_type,
+        "message_id": delivery.message_id,
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "next_attempt_at": timestamp(delivery.next_attempt_at) if waiting else None,
+        "last_status_code": delivery.last_status_code,
+        "last_error": delivery.last_error,
+        "delivered_at": timestamp(delivery.delivered_at),
+        "created_at": timestamp(delivery.created_at),
+        "payload": json.loads(delivery.payload),
+        "attempt_log": [attempt_json(attempt) for attempt in attempts],
     }

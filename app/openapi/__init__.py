@@ -21,10 +21,12 @@ from typing import Any
 from app.openapi.capture import capture_paths, other_paths
 from app.openapi.deletion import deletion_paths
 from app.openapi.management import management_paths
+from app.openapi.notifications import notification_paths
 from app.openapi.privacy import privacy_paths
 from app.openapi.responses import BODY_TOO_LARGE, LENGTH_REQUIRED
 from app.openapi.schemas import COMPONENTS
 from app.openapi.spam import spam_paths
+from app.openapi.webhooks import webhook_paths
 
 VERSION = "1.0.0"
 DESCRIPTION = """\
@@ -55,6 +57,11 @@ def build_document(base_url: str) -> dict[str, Any]:
         "servers": [{"url": base_url}],
         "tags": [
             {"name": "Management API", "description": "Applications, threads, replies and tags, as a user."},
+            {
+                "name": "Webhooks",
+                "description": "Endpoints that receive an application's or an organization's events, "
+                "signed by the Standard Webhooks scheme, and their delivery log (bearer token).",
+            },
             {"name": "Capture API", "description": "What a feedback widget posts."},
             {"name": "Widget", "description": "The embeddable widget."},
             {"name": "E-mail intake", "description": "Mail from the deployment's mail server."},
@@ -70,6 +77,8 @@ def build_document(base_url: str) -> dict[str, Any]:
                 deletion_paths(),
                 spam_paths(),
                 privacy_paths(),
+                webhook_paths(),
+                notification_paths(),
             )
         ),
         "components": {

@@ -201,6 +201,8 @@ APPLICATION_ERRORS = {
         "The url field must be a valid URL.",
         "The logo field must be an image (PNG, JPEG, GIF or WebP).",
         f"The retention days field must be between 1 and {MAX_RETENTION_DAYS}.",
+        "The uploads enabled field must be true or false.",
+        "The receipts enabled field must be true or false.",
     ),
     403: text(
         "The token lacks the scope, or only an owner of the organization may do this.",

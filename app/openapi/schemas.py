@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.models import PLATFORMS, SENTIMENTS
+from app.models import DELIVERY_STATUSES, EVENT_TYPES, FORMATS, PLATFORMS, SENTIMENTS
 
 Schema = dict[str, Any]
 
@@ -258,6 +258,143 @@ PAGINATION: Schema = {
     },
 }
 
+WEBHOOK = closed(
+    {
+        "id": ID,
+        "application_id": nullable(
+            {**ID, "description": "The application whose events it hears; null for an organization's."}
+        ),
+        "organization_id": nullable(
+            {
+                **ID,
+                "description": "The organization whose applications' events it hears; null for an "
+                "application's.",
+            }
+        ),
+        "url": {**URL, "description": "Where deliveries are posted (http or https, a public address)."},
+        "description": {"type": "string"},
+        "events": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(EVENT_TYPES)},
+            "description": "The event types it receives.",
+        },
+        "include_notes": {
+            "type": "boolean",
+            "description": "Whether `reply.created` is sent for internal notes too.",
+        },
+        "format": {
+            "type": "string",
+            "enum": list(FORMATS),
+            "description": "`standard`: the event's JSON, signed by the Standard Webhooks scheme; `slack`: "
+            "a Slack-compatible message (Slack, Mattermost, Rocket.Chat, Discord's /slack URLs).",
+        },
+        "enabled": {"type": "boolean"},
+        "disabled_reason": {
+            "type": "string",
+            "description": "Why Earful disabled it (after five days of failed deliveries); empty otherwise.",
+        },
+        "failing_since": nullable(
+            {**TIMESTAMP, "description": "Since when every attempt has failed; null after a success."}
+        ),
+        "secret_rotated_until": nullable(
+            {
+                **TIMESTAMP,
+                "description": "After a rotation: when the previous secret stops signing beside the new "
+                "one; null when only one secret signs.",
+            }
+        ),
+        "created_at": TIMESTAMP,
+        "updated_at": TIMESTAMP,
+    },
+    "A URL that receives events. Its secret is never shown, except when it is made.",
+)
+SECRET: Schema = {
+    "type": "string",
+    "pattern": "^whsec_[A-Za-z0-9+/]{43}=$",
+    "description": "The signing secret (Standard Webhooks: `whsec_` and 32 bytes in base64). Shown this "
+    "once: store it now.",
+}
+WEBHOOK_WITH_SECRET: Schema = {
+    **WEBHOOK,
+    "properties": {**WEBHOOK["properties"], "secret": SECRET},
+    "required": [*WEBHOOK["required"], "secret"],
+    "description": "A webhook endpoint with its new secret (the answer of a create or a rotation).",
+}
+EVENT_TYPE: Schema = {"type": "string", "enum": [*EVENT_TYPES, "webhook.test"]}
+WEBHOOK_ATTEMPT = closed(
+    {
+        "attempted_at": TIMESTAMP,
+        "duration_ms": {"type": "integer", "minimum": 0},
+        "status_code": nullable(
+            {"type": "integer", "description": "The receiver's HTTP status; null when none came."}
+        ),
+        "error": {"type": "string", "description": "Why the attempt failed; empty after a 2xx answer."},
+        "request_headers": {
+            "type": "string",
+            "description": "The headers sent, one `Name: value` per line (the signature left out).",
+        },
+        "response_headers": {"type": "string", "description": "`Name: value` lines, at most 4 KB."},
+        "response_body": {"type": "string", "description": "The first 4 KB of the answer."},
+    },
+    "One try of a delivery.",
+)
+WEBHOOK_DELIVERY = closed(
+    {
+        "id": ID,
+        "webhook_id": ID,
+        "event_id": ID,
+        "event_type": EVENT_TYPE,
+        "message_id": {
+            "type": "string",
+            "description": "The `webhook-id` header: the same at every attempt, so receivers can drop "
+            "repeats.",
+        },
+        "status": {
+            "type": "string",
+            "enum": list(DELIVERY_STATUSES),
+            "description": "`pending`: waiting for its (next) attempt; `sending`: an attempt is under way; "
+            "`delivered`: a 2xx came back; `failed`: every retry was spent, or the endpoint is disabled.",
+        },
+        "attempts": {"type": "integer", "minimum": 0},
+        "next_attempt_at": nullable(
+            {
+                **TIMESTAMP,
+                "description": "When the next attempt is due (pending), or when a stalled one is tried "
+                "again (sending); null once delivered or failed.",
+            }
+        ),
+        "last_status_code": nullable({"type": "integer"}),
+        "last_error": {"type": "string"},
+        "delivered_at": nullable(TIMESTAMP),
+        "created_at": TIMESTAMP,
+        "payload": {
+            "type": "object",
+            "required": ["type", "timestamp", "data"],
+            "properties": {
+                "type": EVENT_TYPE,
+                "timestamp": {"type": "string", "format": "date-time"},
+                "data": {
+                    "type": "object",
+                    "description": "`feedback.*`: the thread as `getFeedback` shows it; `reply.created`: "
+                    "the reply as `listReplies` shows it; `webhook.test`: `endpoint_id` and `message`.",
+                },
+            },
+            "description": "The event's body, as a `standard` endpoint receives it.",
+        },
+        "attempt_log": {"type": "array", "items": ref("WebhookAttempt"), "description": "Oldest first."},
+    },
+    "One event for one endpoint, and every attempt to deliver it (kept 30 days).",
+)
+KEYSET_PAGINATION = closed(
+    {
+        "limit": {"type": "integer", "minimum": 1},
+        "next_before": {
+            "type": ["integer", "null"],
+            "description": "The `before` of the next (older) page; null on the last page.",
+        },
+    }
+)
+
 COMPONENTS: dict[str, Schema] = {
     "User": USER,
     "Organization": ORGANIZATION,
@@ -271,6 +408,11 @@ COMPONENTS: dict[str, Schema] = {
     "Thread": THREAD,
     "Tag": TAG,
     "Pagination": PAGINATION,
+    "Webhook": WEBHOOK,
+    "WebhookWithSecret": WEBHOOK_WITH_SECRET,
+    "WebhookDelivery": WEBHOOK_DELIVERY,
+    "WebhookAttempt": WEBHOOK_ATTEMPT,
+    "KeysetPagination": KEYSET_PAGINATION,
 }
 
 

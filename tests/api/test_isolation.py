@@ -7,16 +7,33 @@ about A's data is answered exactly as for an id that does not exist, and nothing
 
 from __future__ import annotations
 
+import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from io import BytesIO
 from typing import Any
 
 import pytest
 from werkzeug.datastructures import FileStorage
 
-from app.models import Application, Attachment, Feedback, Organization, Reply, Tag, User
+from app.models import (
+    Application,
+    Attachment,
+    Feedback,
+    NotificationSetting,
+    Organization,
+    Reply,
+    Tag,
+    User,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
+from app.repositories import webhooks
 from app.services.organizations import add_member
+from app.services.webhooks import endpoints
+from app.services.webhooks.delivery import Sender, deliver_due
+from tests.conftest import PLAIN_DEPLOYMENT
 from tests.factories import (
     body_json,
     body_text,
@@ -42,6 +59,7 @@ class World:
     bob_organization: Organization
     bob_app: Application
     bob_thread: Feedback
+    alice_webhooks: dict[str, tuple[int, int]]  # per owner (app, org): a webhook and its delivery
 
     def ids(self) -> dict[str, int]:
         return {
@@ -49,7 +67,32 @@ class World:
             "alice_thread": self.alice_thread.id,
             "alice_organization": self.alice_organization.id,
             "bob_app": self.bob_app.id,
+            "alice_webhook": self.alice_webhooks["app"][0],
+            "alice_delivery": self.alice_webhooks["app"][1],
+            "alice_org_webhook": self.alice_webhooks["org"][0],
+            "alice_org_delivery": self.alice_webhooks["org"][1],
         }
+
+
+async def make_webhook(alice: User, scope: endpoints.Scope) -> tuple[int, int]:
+    """A disabled webhook (nothing is ever sent) with one delivery, failed at once by the worker:
+    nothing of it changes afterwards."""
+    hooks = replace(PLAIN_DEPLOYMENT, webhook_allow_private=True)
+    endpoint, _ = await endpoints.create_endpoint(
+        alice, scope, {"url": "http://127.0.0.1:9/alice", "enabled": False}, hooks
+    )
+    delivery = await endpoints.send_test_event(scope, endpoint)
+    sender = Sender(False)
+    try:
+        for _ in range(500):
+            row = await webhooks.delivery_by_id(delivery.id)
+            if row is not None and row.status == "failed":
+                return endpoint.id, delivery.id
+            await deliver_due(hooks, sender)  # the app's worker, when it runs, may have it
+            await asyncio.sleep(0.01)
+    finally:
+        await sender.close()
+    raise AssertionError(f"the delivery of a disabled webhook was not failed: {row}")
 
 
 @pytest.fixture
@@ -69,6 +112,10 @@ async def world(db: str) -> World:
     bob_app = await make_application(bob, name="Bob App")
     bob_thread = await make_thread(bob_app, tags="bobs-tag", message="Bob's customer writes.")
     await make_reply(bob, bob_app, bob_thread, "Bob answers.")
+    alice_webhooks = {
+        "app": await make_webhook(alice, await endpoints.application_scope(alice, alice_app)),
+        "org": await make_webhook(alice, await endpoints.organization_scope(alice, alice_organization.id)),
+    }
     return World(
         alice=alice,
         alice_token=await make_token(alice, "read", "write"),
@@ -81,6 +128,7 @@ async def world(db: str) -> World:
         bob_organization=bob_organization,
         bob_app=bob_app,
         bob_thread=bob_thread,
+        alice_webhooks=alice_webhooks,
     )
 
 
@@ -94,6 +142,10 @@ async def snapshot_of_alice(world: World) -> dict[str, Any]:
         "replies": await Reply.filter(application_id=application_id).order_by("id").values(),
         "tags": await Tag.filter(application_id=application_id).order_by("id").values(),
         "attachments": await Attachment.filter(application_id=application_id).order_by("id").values(),
+        "webhooks": await WebhookEndpoint.all().order_by("id").values(),
+        "deliveries": await WebhookDelivery.all().order_by("id").values(),
+        "attempts": await WebhookAttempt.all().order_by("id").values(),
+        "notification settings": await NotificationSetting.all().order_by("id").values(),
     }
 
 
@@ -135,6 +187,61 @@ APPLICATION_ENDPOINTS = [
     ),
     pytest.param("get", "/applications/{alice_app}/tags", None, id="list tags"),
     pytest.param("get", "/applications/{alice_app}/replies", None, id="list replies"),
+    pytest.param("get", "/applications/{alice_app}/notifications", None, id="show notification settings"),
+    pytest.param(
+        "put", "/applications/{alice_app}/notifications", {"mode": "none"}, id="choose notifications"
+    ),
+    *(
+        pytest.param(method, "/applications/{alice_app}/webhooks" + suffix, body, id=f"{name} (application)")
+        for method, suffix, body, name in [
+            ("get", "", None, "list webhooks"),
+            ("get", "/{alice_webhook}", None, "show webhook"),
+            ("patch", "/{alice_webhook}", {"description": "Taken over"}, "change webhook"),
+            ("post", "/{alice_webhook}/rotate-secret", None, "rotate webhook secret"),
+            ("get", "/{alice_webhook}/deliveries", None, "list webhook deliveries"),
+            ("get", "/{alice_webhook}/deliveries/{alice_delivery}", None, "show webhook delivery"),
+        ]
+    ),
+]
+
+# What answers the owner otherwise than 200, under an application and under an organization
+# (``{owner}``); the deletion comes last.
+WEBHOOK_ACTIONS = [
+    ("post", "", {"url": "https://93.184.215.14/hook", "enabled": "false"}, 201, "create webhook"),
+    ("post", "/{webhook}/test", None, 202, "send a test event"),
+    ("post", "/{webhook}/deliveries/{delivery}/resend", None, 202, "resend a delivery"),
+    ("delete", "/{webhook}", None, 204, "delete webhook"),
+]
+OWNERS = {
+    "application": ("/applications/{alice_app}/webhooks", "{alice_webhook}", "{alice_delivery}"),
+    "organization": (
+        "/organizations/{alice_organization}/webhooks",
+        "{alice_org_webhook}",
+        "{alice_org_delivery}",
+    ),
+}
+
+
+def webhook_path(owner: str, suffix: str) -> str:
+    prefix, webhook, delivery = OWNERS[owner]
+    return prefix + suffix.replace("{webhook}", webhook).replace("{delivery}", delivery)
+
+
+ORGANIZATION_ENDPOINTS = [
+    pytest.param(method, webhook_path("organization", suffix), body, id=f"{name} (organization)")
+    for method, suffix, body, name in [
+        ("get", "", None, "list webhooks"),
+        ("get", "/{webhook}", None, "show webhook"),
+        ("patch", "/{webhook}", {"description": "Taken over"}, "change webhook"),
+        ("post", "/{webhook}/rotate-secret", None, "rotate webhook secret"),
+        ("get", "/{webhook}/deliveries", None, "list webhook deliveries"),
+        ("get", "/{webhook}/deliveries/{delivery}", None, "show webhook delivery"),
+    ]
+]
+WEBHOOK_ACTION_PARAMS = [
+    pytest.param(owner, method, webhook_path(owner, suffix), body, status, id=f"{name} ({owner})")
+    for owner in OWNERS
+    for method, suffix, body, status, name in WEBHOOK_ACTIONS
 ]
 
 FOREIGN_FEEDBACK_ENDPOINTS = [
@@ -181,6 +288,58 @@ async def test_another_applications_feedback_is_invalid_feedback(api, world, met
     assert response.mimetype == "text/plain"
     assert await body_text(response) == "Invalid feedback"
     assert await snapshot_of_alice(world) == before
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ORGANIZATION_ENDPOINTS)
+async def test_owner_may_use_every_organization_endpoint(api, world, method, path, body):
+    response = await send(api, method, path, world.alice_token, body, world)
+
+    assert response.status_code == 200
+    assert "data" in await body_json(response)
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ORGANIZATION_ENDPOINTS)
+async def test_another_users_organization_is_an_invalid_organization_everywhere(
+    api, world, method, path, body
+):
+    before = await snapshot_of_alice(world)
+
+    response = await send(api, method, path, world.bob_token, body, world)
+
+    assert response.status_code == 404
+    assert response.mimetype == "text/plain"
+    assert await body_text(response) == "Invalid organization"
+    assert await snapshot_of_alice(world) == before
+
+
+@pytest.mark.parametrize(("owner", "method", "path", "body", "status"), WEBHOOK_ACTION_PARAMS)
+async def test_owner_may_use_every_webhook_action(api, world, owner, method, path, body, status):
+    response = await send(api, method, path, world.alice_token, body, world)
+
+    assert response.status_code == status, await body_text(response)
+
+
+@pytest.mark.parametrize(("owner", "method", "path", "body", "status"), WEBHOOK_ACTION_PARAMS)
+async def test_another_users_webhooks_are_not_found(api, world, owner, method, path, body, status):
+    before = await snapshot_of_alice(world)
+
+    response = await send(api, method, path, world.bob_token, body, world)
+
+    assert response.status_code == 404
+    assert response.mimetype == "text/plain"
+    assert await body_text(response) == f"Invalid {owner}"
+    assert await snapshot_of_alice(world) == before
+
+
+async def test_own_webhook_lists_show_nothing_of_others(api, world):
+    for path in (
+        f"/applications/{world.bob_app.id}/webhooks",
+        f"/organizations/{world.bob_organization.id}/webhooks",
+    ):
+        response = await api.get(path, world.bob_token)
+
+        assert response.status_code == 200
+        assert (await body_json(response))["data"] == []
 
 
 async def test_foreign_thread_stays_unarchived_when_another_user_archives_it(api, world):

@@ -5,12 +5,19 @@ a reply, a note, an attachment, an archived thread), and the fuzzer gets the tok
 key and the inbound secret, and the ids of that data besides random ones, so generated requests
 reach real threads as well as unknown ids.
 
-The operations that delete threads get ids of their own (threads kept for them), so they delete
-real rows without taking the data the other operations read. ``deleteApplication`` is left out:
-schemathesis's coverage phase also tries the ids bound to ``application_id`` for every other
-operation, so it deleted the fuzzed application within seconds and every later request saw none;
-its answers are checked against the document by every API test instead (tests/openapi_check.py).
-The run fails if the fuzzed application did not survive it.
+The operations that delete threads or webhooks get ids of their own (threads and webhooks kept
+for them), so they delete real rows without taking the data the other operations read.
+``deleteApplication`` is left out: schemathesis's coverage phase also tries the ids bound to
+``application_id`` for every other operation, so it deleted the fuzzed application within seconds
+and every later request saw none; its answers are checked against the document by every API test
+instead (tests/openapi_check.py). The run fails if the fuzzed application did not survive it.
+
+Webhooks: the fuzzed user also owns an organization; the application and the organization each
+have a webhook with a delivery (a test event), whose ids the fuzzer gets. The server runs with
+EARFUL_WEBHOOK_ALLOW_PRIVATE=1 so that these webhooks can post to the server itself on loopback
+(an address that answers 404: their deliveries fail, are logged and retried). Generated URLs
+mostly name hosts that do not resolve, which the address check refuses with a documented 400;
+those that pass are saved, and the server may post events to them.
 
     python -m tests.contract.fuzzing                       # SQLite, the seed of schemathesis.toml
     python -m tests.contract.fuzzing --seed random         # a new seed each run (printed)
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import re
@@ -42,10 +50,13 @@ CONFIG = ROOT / "schemathesis.toml"
 ST = Path(sys.executable).parent / "st"
 INBOUND_SECRET = "fuzzing-inbound-secret-0123456789"
 DOOMED_THREADS = 6
+DOOMED_WEBHOOKS = 3
 # Operations that delete what they are given, and the dictionary of ids each gets instead.
 DESTRUCTIVE = (
     ("deleteFeedback", "path.feedback_id", "doomed_threads"),
     ("markFeedbackAsSpam", "path.feedback_id", "doomed_threads"),
+    ("deleteApplicationWebhook", "path.webhook_id", "doomed_webhooks"),
+    ("deleteOrganizationWebhook", "path.webhook_id", "doomed_webhooks"),
 )
 PASSWORD = "fuzzing-password-123"
 
@@ -82,14 +93,49 @@ def seed_data(site: LiveSite) -> dict[str, Any]:
     archived.raise_for_status()
     files = site.api_get(token, f"/applications/{application['id']}/feedback/{oldest}")["data"]["attachments"]
     capability = re.search(r"/files/attachments/(\d+)/([^/]+)/(.+)$", files[0]["url"]) if files else None
+    organization = json.loads(
+        site.cli("org", "create", "--name", "Fuzzed Inc", "--owner", "fuzz@example.com")
+    )
+    hooks = seed_webhooks(
+        site,
+        token,
+        [f"/applications/{application['id']}/webhooks", f"/organizations/{organization['id']}/webhooks"],
+    )
     return {
         "token": token,
         "key": application["keys"]["javascript"],
         "application_id": application["id"],
+        "organization_id": organization["id"],
         "feedback_ids": [thread["id"] for thread in threads],
         "doomed_feedback_ids": [thread["id"] for thread in doomed],
         "attachment": capability.groups() if capability else None,
+        **hooks,
     }
+
+
+def seed_webhooks(site: LiveSite, token: str, lists: list[str]) -> dict[str, list[int]]:
+    """Under each list of webhooks, one webhook with a test event's delivery, and DOOMED_WEBHOOKS
+    for the deleting operations. They post to the server itself (an address that answers 404),
+    so their deliveries fail, are logged and retried, and never leave the machine."""
+    headers = {"Authorization": f"Bearer {token}"}
+    found: dict[str, list[int]] = {"webhook_ids": [], "delivery_ids": [], "doomed_webhook_ids": []}
+    for path in lists:
+        made = []
+        for number in range(1 + DOOMED_WEBHOOKS):
+            response = site.http.post(
+                f"{site.base_url}{path}",
+                headers=headers,
+                json={"url": f"{site.base_url}/fuzzing/webhook-{number}", "description": f"Fuzzed {number}"},
+            )
+            response.raise_for_status()
+            made.append(response.json()["data"]["id"])
+        kept, *doomed = made
+        tested = site.http.post(f"{site.base_url}{path}/{kept}/test", headers=headers)
+        tested.raise_for_status()
+        found["webhook_ids"].append(kept)
+        found["delivery_ids"].append(tested.json()["data"]["id"])
+        found["doomed_webhook_ids"] += doomed
+    return found
 
 
 def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
@@ -99,19 +145,25 @@ def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
         text = re.sub(r"(?m)^seed = \d+$", f"seed = {seed}", text)
     ids = {
         "applications": [data["application_id"]],
+        "organizations": [data["organization_id"]],
         "threads": data["feedback_ids"],
+        "webhooks": data["webhook_ids"],
+        "deliveries": data["delivery_ids"],
     }
     parameters = {
         "path.application_id": "applications",
+        "path.organization_id": "organizations",
         "path.feedback_id": "threads",
         "query.feedback_id": "threads",
+        "path.webhook_id": "webhooks",
+        "path.delivery_id": "deliveries",
     }
     if data["attachment"]:
         attachment_id, token, name = data["attachment"]
         ids |= {"attachments": [int(attachment_id)]}
         text += f'\n[dictionaries.tokens]\nvalues = ["{token}"]\n[dictionaries.names]\nvalues = ["{name}"]\n'
         parameters |= {"path.attachment_id": "attachments", "path.token": "tokens", "path.name": "names"}
-    ids |= {"doomed_threads": data["doomed_feedback_ids"]}
+    ids |= {"doomed_threads": data["doomed_feedback_ids"], "doomed_webhooks": data["doomed_webhook_ids"]}
     for name, values in ids.items():
         text += f"\n[dictionaries.{name}]\nvalues = {values}\n"
     text += "\n[parameters]\n" + "".join(
@@ -149,7 +201,12 @@ def run(database_url: str | None, seed: int | None, max_time: int) -> int:
     """Serve, put the data in place, fuzz; the fuzzer's exit status (0: nothing found)."""
     with tempfile.TemporaryDirectory() as scratch, database(database_url) as settings:
         folder = Path(scratch)
-        with live_site(folder / "data", EARFUL_INBOUND_SECRET=INBOUND_SECRET, **settings) as site:
+        with live_site(
+            folder / "data",
+            EARFUL_INBOUND_SECRET=INBOUND_SECRET,
+            EARFUL_WEBHOOK_ALLOW_PRIVATE="1",
+            **settings,
+        ) as site:
             data = seed_data(site)
             config = write_config(folder, data, seed)
             env = {

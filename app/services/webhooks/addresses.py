@@ -62,6 +62,12 @@ def check_url_form(url: str) -> str:
     parts = urlsplit(url)
     if parts.username is not None or parts.password is not None:
         raise ForbiddenAddress("The url field must not hold a user name or a password")
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or over 65535: urlsplit raises only when asked
+        port = 0
+    if port == 0:
+        raise ForbiddenAddress("The url field must have a port from 1 to 65535")
     assert parts.hostname is not None  # is_http_url checked it
     return parts.hostname
 

@@ -26,7 +26,7 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.webhooks import AttemptRow, DeliveryRow, EndpointRow
 from app.services.deletion import check_administrator
 from app.services.organizations import check_owner
-from app.services.validation import parse_bool
+from app.services.validation import MAX_ID, parse_bool, valid_id
 from app.services.webhooks import events
 from app.services.webhooks.addresses import ForbiddenAddress, check_url
 from app.services.webhooks.delivery import wake_after_commit
@@ -37,6 +37,7 @@ MAX_DESCRIPTION = 200
 INVALID_WEBHOOK = "Invalid webhook"
 INVALID_DELIVERY = "Invalid delivery"
 DELIVERIES_PAGE = 50
+MAX_DELIVERIES_PAGE = 100
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,28 @@ async def delivery_log(
     found = await webhooks.deliveries_of_endpoint(endpoint.id, limit, before)
     attempts = await webhooks.attempts_of_deliveries([delivery.id for delivery in found])
     return [LoggedDelivery(delivery, attempts.get(delivery.id, [])) for delivery in found]
+
+
+@dataclass
+class DeliveryPage:
+    """A page of an endpoint's log, and the ``before`` of the next (older) page (None on the last)."""
+
+    deliveries: list[LoggedDelivery]
+    next_before: int | None
+
+
+async def delivery_page(
+    endpoint: EndpointRow, limit: int = DELIVERIES_PAGE, before: int | None = None
+) -> DeliveryPage:
+    """Up to ``limit`` (1 to MAX_DELIVERIES_PAGE) deliveries of the endpoint with ids below
+    ``before``, newest first; one more is read to know whether an older page exists."""
+    if not 1 <= limit <= MAX_DELIVERIES_PAGE:
+        raise ValidationError("The limit field must be between 1 and %(max)d.", max=MAX_DELIVERIES_PAGE)
+    if before is not None and not valid_id(before):
+        raise ValidationError("The before field must be a delivery id (1 to %(max)d).", max=MAX_ID)
+    found = await delivery_log(endpoint, limit + 1, before)
+    next_before = found[limit - 1].delivery.id if len(found) > limit else None
+    return DeliveryPage(found[:limit], next_before)
 
 
 async def get_delivery(endpoint: EndpointRow, delivery_id: int) -> LoggedDelivery:
