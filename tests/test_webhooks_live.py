@@ -27,11 +27,11 @@ def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
         EARFUL_WEBHOOK_ALLOW_PRIVATE="1",
         EARFUL_MIN_FILL_SECONDS="0",
     )
-    log = (data_dir / f"serve-{port}.log").open("ab")
-    return subprocess.Popen(
-        [str(EARFUL), "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
+    with (data_dir / f"serve-{port}.log").open("ab") as log:  # the server keeps its own copy
+        return subprocess.Popen(
+            [str(EARFUL), "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
 
 
 def wait_until_serving(base_url: str, server: subprocess.Popen[bytes]) -> None:
