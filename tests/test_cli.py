@@ -32,7 +32,7 @@ EARFUL = Path(sys.executable).parent / "earful"
 ADMIN_EMAIL = "admin@earful.local"
 DATABASE_FILE = "earful.sqlite3"
 PASSWORD_FILE = "first-admin-password"
-SERVE_TIMEOUT = 15.0
+SERVE_TIMEOUT = 45.0  # a fresh data dir runs every migration first; slow on a busy machine
 ANN_EMAIL = "ann@example.com"
 CREATE_ANN = ("user", "create", "--email", ANN_EMAIL, "--name", "Ann Lee", "--password", "s3cret-pass")
 
@@ -657,13 +657,16 @@ RETENTION_DATA = """
 import asyncio, sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from app.config import sqlite_url
+from app import create_app
+from app.config import Settings, sqlite_url
 from app.db import atomic, close_database, open_database
 from app.models import Feedback
 from tests.factories import make_application, make_thread, make_user
 
 async def main():
-    await open_database(sqlite_url(Path(sys.argv[1])))
+    url = sqlite_url(Path(sys.argv[1]))
+    create_app(Settings(url, Path(sys.argv[1]).parent, "http://x", "x", "k"), manage_db=False)  # the links
+    await open_database(url)
     user = await make_user()
     application = await make_application(user, retention_days=30)
     other = await make_application(user)
@@ -708,12 +711,15 @@ def test_retention_run_with_nothing_due_prints_zero(earful):
 PERSON_DATA = """
 import asyncio, sys
 from pathlib import Path
-from app.config import sqlite_url
+from app import create_app
+from app.config import Settings, sqlite_url
 from app.db import close_database, open_database
 from tests.factories import make_application, make_thread, make_user
 
 async def main():
-    await open_database(sqlite_url(Path(sys.argv[1])))
+    url = sqlite_url(Path(sys.argv[1]))
+    create_app(Settings(url, Path(sys.argv[1]).parent, "http://x", "x", "k"), manage_db=False)  # the links
+    await open_database(url)
     user = await make_user()
     ids = []
     for _ in range(2):
