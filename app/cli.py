@@ -176,9 +176,10 @@ async def _retention_run(settings: Settings, args: argparse.Namespace) -> None:
     from datetime import UTC, datetime
 
     from app.services.retention import apply_retention
+    from app.services.storage import storage_for
 
     async def work() -> None:
-        deleted = await apply_retention(settings.data_dir, datetime.now(UTC))
+        deleted = await apply_retention(storage_for(settings), datetime.now(UTC))
         _print_json(
             {
                 "threads": sum(deleted.values()),
@@ -191,9 +192,10 @@ async def _retention_run(settings: Settings, args: argparse.Namespace) -> None:
 
 async def _member_erase(settings: Settings, args: argparse.Namespace) -> None:
     from app.services.erasure import erase_person
+    from app.services.storage import storage_for
 
     async def work() -> None:
-        _print_json(await erase_person(None, args.email, args.application, data_dir=settings.data_dir))
+        _print_json(await erase_person(None, args.email, args.application, storage=storage_for(settings)))
 
     await _with_database(settings, work)
 

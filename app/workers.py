@@ -19,6 +19,7 @@ from app.services.mail.outbox import run_worker
 from app.services.notifications import send_digests
 from app.services.retention import apply_retention
 from app.services.search import run_indexer
+from app.services.storage import storage_for
 from app.services.webhooks.delivery import run_worker as run_webhook_worker
 from app.services.webhooks.upkeep import forget_old_deliveries
 
@@ -65,7 +66,7 @@ async def run_housekeeping(
     delay = first_delay
     while not await _stopped_within(stop, delay):
         try:
-            await delete_unclaimed(settings.data_dir)
+            await delete_unclaimed(storage_for(settings))
             await forget_old_deliveries(datetime.now(UTC))
         except Exception:  # the database may be away for a while: try again next round
             logger.exception("housekeeping round failed")
@@ -81,7 +82,7 @@ async def run_retention(
     delay = first_delay
     while not await _stopped_within(stop, delay):
         try:
-            await apply_retention(settings.data_dir, datetime.now(UTC))
+            await apply_retention(storage_for(settings), datetime.now(UTC))
         except Exception:  # the database may be away for a while: try again next round
             logger.exception("retention run failed")
         delay = settings.retention_seconds

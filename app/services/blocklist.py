@@ -39,7 +39,6 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from app.db import transactional
 from app.errors import NotFound, ValidationError
@@ -48,6 +47,7 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.blocklist import BlockedRow
 from app.services import deletion
 from app.services.feedback import get_thread
+from app.services.storage import Storage
 from app.services.validation import normalize_email
 
 MAX_ENTRIES = 1000
@@ -286,7 +286,7 @@ class Spam:
     blocked: BlockedRow
 
 
-async def mark_spam(application: ApplicationRow, feedback_id: int, data_dir: Path) -> Spam:
+async def mark_spam(application: ApplicationRow, feedback_id: int, storage: Storage) -> Spam:
     """Block the thread's sender address and delete the thread, in one transaction (its files
     after it commits); 'Invalid feedback' when the application has no such thread."""
     thread = await get_thread(application, feedback_id)
@@ -303,5 +303,5 @@ async def mark_spam(application: ApplicationRow, feedback_id: int, data_dir: Pat
         entry, removed = await block_and_delete()
     finally:
         _cache.forget(application.id)
-    deletion.remove_files(data_dir, removed.files)
+    await deletion.remove_files(storage, removed.files)
     return Spam(removed.threads, entry)
