@@ -286,16 +286,26 @@ def _smtp_relay(settings: Settings) -> str:
 
 async def _smtp(settings: Settings, args: argparse.Namespace) -> None:
     from app.mail.smtp import start_smtp_server
+    from app.services.invalidation import serve_invalidations
 
     async def work() -> None:
         stop = _stop_on_signals()
         server = await start_smtp_server(settings, args.host, args.port)
         print(f"Earful receives e-mail for @{settings.intake_domain} on {args.host}:{args.port}", flush=True)
+        # The intake matches senders against the blocklists' cache: changes arrive through Redis.
+        redis_url = settings.redis_url
+        subscriber = (
+            asyncio.create_task(serve_invalidations(redis_url, settings.redis_key_prefix, stop))
+            if redis_url
+            else None
+        )
         try:
             await stop.wait()
         finally:
             server.close()
             await server.wait_closed()
+            if subscriber is not None:
+                await subscriber
 
     await _with_database(settings, work)
 

@@ -69,7 +69,8 @@ class Settings:
     capture_limits: CaptureLimits = field(default_factory=CaptureLimits)
     # Attachments and logos in a bucket (s3://bucket/prefix); None keeps them in the data dir.
     storage_url: str | None = None
-    # Shared rate-limit counters for every worker and server; None keeps them in each worker.
+    # Shared rate-limit counters, and the capture caches dropped on every host at once when an
+    # application changes; None keeps both in each worker.
     redis_url: str | None = None
     redis_key_prefix: str = "earful"
     # How often each worker process deletes the threads past their application's retention.

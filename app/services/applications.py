@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -19,6 +17,7 @@ from app.repositories.organizations import OrganizationRow
 from app.services import storage as stored
 from app.services.capture_settings import clean_capture_fields, origin_allowed
 from app.services.files import EXTENSIONS, IMAGE_TYPES, IncomingFile, new_file_name, sniff_mime_type
+from app.services.invalidation import CACHE_SECONDS, ApplicationCache, application_changed
 from app.services.organizations import check_can_move_application
 from app.services.security import random_token, secrets_match
 from app.services.storage import Storage, StoredFile, logo_key
@@ -210,7 +209,7 @@ async def update_application(
     except BaseException:
         await stored.remove(storage, written)
         raise
-    _capture_cache.forget(application.id)
+    await application_changed(application.id)
     if logo and old_logo:
         await stored.remove(storage, [logo_key(application.id, old_logo)])
     updated = await applications.application_by_id(application.id)
@@ -219,60 +218,21 @@ async def update_application(
 
 
 async def rotate_key(application: ApplicationRow, platform: str) -> str:
-    """Replace one platform key; the old one stops working at once in this worker, and within
-    ``CAPTURE_CACHE_SECONDS`` in the others."""
+    """Replace one platform key; the old one stops working at once in this worker, and in the
+    others at once with Redis, else within ``CAPTURE_CACHE_SECONDS``."""
     if platform not in PLATFORMS:
         raise ValidationError("The selected platform is invalid.")
     key = random_token(24)
     await transactional(applications.set_key)(application.id, platform, key)
-    _capture_cache.forget(application.id)
+    await application_changed(application.id)
     setattr(application, f"key_{platform}", key)
     return key
 
 
-class _CaptureCache:
-    """Applications recently seen by the capture API in this worker, kept for a few seconds.
-
-    Widgets post at the rate their users type, so the capture API would otherwise read the same
-    row on every request. A change made through this worker (a rotated key, uploads switched off)
-    applies at once; the other workers see it within ``CAPTURE_CACHE_SECONDS``. Entries are
-    read-only snapshots, never saved.
-    """
-
-    def __init__(self, seconds: float, size: int) -> None:
-        self.seconds = seconds
-        self.size = size
-        self._entries: OrderedDict[int, tuple[float, ApplicationRow]] = OrderedDict()
-
-    async def get(self, application_id: int) -> ApplicationRow | None:
-        now = time.monotonic()
-        entry = self._entries.get(application_id)
-        if entry is not None and entry[0] > now:
-            return entry[1]
-        application = await applications.application_by_id(application_id)
-        if application is None:
-            self._entries.pop(application_id, None)
-            return None
-        self._entries[application_id] = (now + self.seconds, application)
-        self._entries.move_to_end(application_id)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-        return application
-
-    def forget(self, application_id: int) -> None:
-        self._entries.pop(application_id, None)
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
-CAPTURE_CACHE_SECONDS = 2.0
-_capture_cache = _CaptureCache(CAPTURE_CACHE_SECONDS, size=10_000)
-
-
-def forget_application(application_id: int) -> None:
-    """Drop an application from this worker's capture cache (it was deleted or changed)."""
-    _capture_cache.forget(application_id)
+# The capture API keeps an application for two seconds (app.services.invalidation: a change
+# applies at once in the worker that made it, and with Redis in every worker of every host).
+CAPTURE_CACHE_SECONDS = CACHE_SECONDS
+_capture_cache: ApplicationCache[ApplicationRow] = ApplicationCache(applications.application_by_id)
 
 
 def forget_capture_cache() -> None:

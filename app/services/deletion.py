@@ -27,7 +27,7 @@ from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import counters
 from app.services import storage as stored
-from app.services.applications import forget_application
+from app.services.invalidation import application_changed
 from app.services.organizations import role_of
 from app.services.storage import Storage, application_folders, upload_key
 from app.services.validation import MAX_ID, parse_int
@@ -173,7 +173,7 @@ async def delete_application(user: UserRow, application: ApplicationRow, storage
         await remove_files(storage, deleted.files)
         total += deleted.threads
     await _remove_application(user, application.id, total)
-    forget_application(application.id)
+    await application_changed(application.id)
     await stored.remove_folders(storage, application_folders(application.id))
     logger.info("application %d deleted with %d threads", application.id, total)
     return total
