@@ -438,8 +438,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in SENTIMENT_COMMANDS:
         return run_sentiment_command(args)
+    from app.services.storage import storage_for
+
     try:
         settings = load_settings()
+        storage_for(settings)  # a bucket's AWS variables are checked now, not at the first upload
     except ValueError as error:
         print(f"earful: {error}", file=sys.stderr)
         return 1

@@ -308,15 +308,20 @@ def s3_settings(url: str, environ: Mapping[str, str]) -> S3Settings:
                 return found
         return None
 
+    endpoint = value("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+    allow_http = _flag(environ, "AWS_ALLOW_HTTP")
+    if endpoint and endpoint.startswith("http://") and not allow_http:
+        # obstore's own message for this is a bare "builder error".
+        raise ValueError(f"the S3 endpoint {endpoint} is plain http: set AWS_ALLOW_HTTP=true to use it")
     return S3Settings(
         bucket=parts.netloc,
         prefix=parts.path.strip("/"),
-        endpoint=value("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+        endpoint=endpoint,
         region=value("AWS_REGION", "AWS_DEFAULT_REGION"),
         access_key_id=value("AWS_ACCESS_KEY_ID"),
         secret_access_key=value("AWS_SECRET_ACCESS_KEY"),
         session_token=value("AWS_SESSION_TOKEN"),
-        allow_http=_flag(environ, "AWS_ALLOW_HTTP"),
+        allow_http=allow_http,
     )
 
 

@@ -244,6 +244,11 @@ def test_an_allow_http_that_is_not_a_flag_is_refused():
         s3_settings("s3://files", {"AWS_ALLOW_HTTP": "maybe"})
 
 
+def test_a_plain_http_endpoint_needs_allow_http():
+    with pytest.raises(ValueError, match="set AWS_ALLOW_HTTP=true"):
+        s3_settings("s3://files", {"AWS_ENDPOINT_URL": "http://minio.internal:9000"})
+
+
 def test_the_data_dir_is_the_default_storage(tmp_path):
     settings = Settings("sqlite://:memory:", tmp_path, "http://x", "x", "k")
 
