@@ -33,12 +33,10 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from redis.asyncio import Redis
-from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
-from redis.retry import Retry
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 logger = logging.getLogger("earful.invalidation")
 
@@ -123,21 +121,35 @@ class Invalidations:
         self.caches = _SHARED if caches is None else caches
         # Set while subscribed (the tests wait for it).
         self.subscribed = asyncio.Event()
-        self._publisher: Redis = Redis.from_url(
-            redis_url,
-            socket_timeout=PUBLISH_TIMEOUT_SECONDS,
-            socket_connect_timeout=PUBLISH_TIMEOUT_SECONDS,
-            retry=Retry(NoBackoff(), 0),
-        )
+        # Imported here: redis-py takes a noticeable part of a worker's start, and only
+        # deployments with Redis need it.
+        from redis.exceptions import RedisError
+
+        self._errors: tuple[type[Exception], ...] = (RedisError, OSError)
+        self._publisher = self._client(socket_timeout=PUBLISH_TIMEOUT_SECONDS)
         self._logged_at = -math.inf
         self._subscribed_before = False
+
+    def _client(self, **options: Any) -> Redis:
+        """A client of the deployment's Redis that never retries (the callers do, their way)."""
+        from redis.asyncio import Redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        client: Redis = Redis.from_url(
+            self.redis_url,
+            socket_connect_timeout=PUBLISH_TIMEOUT_SECONDS,
+            retry=Retry(NoBackoff(), 0),
+            **options,
+        )
+        return client
 
     async def publish(self, application_id: int) -> None:
         """Tell every subscribed worker that the application changed; a failure is logged, and
         the other workers see the change when their entries expire."""
         try:
             await self._publisher.publish(self.channel, str(application_id))
-        except (RedisError, OSError) as error:
+        except self._errors as error:
             self._log_outage("could not publish a change (others see it within %.0f s): %s", error)
 
     def drop(self, application_id: int) -> None:
@@ -165,7 +177,7 @@ class Invalidations:
                         await listening
                     return
                 error = listening.exception()
-                if isinstance(error, (RedisError, OSError)):
+                if isinstance(error, self._errors):
                     self._log_outage("subscriber cut off, caches expire after %.0f s meanwhile: %s", error)
                 else:  # a bug: say so, and go on as for an outage
                     logger.error("subscriber failed", exc_info=error)
@@ -178,13 +190,7 @@ class Invalidations:
     async def _listen(self) -> None:
         """One subscription, until its connection fails (which raises) or the task is cancelled."""
         self._subscribed_before = False
-        client: Redis = Redis.from_url(
-            self.redis_url,
-            socket_connect_timeout=PUBLISH_TIMEOUT_SECONDS,
-            socket_keepalive=True,
-            health_check_interval=HEALTH_CHECK_SECONDS,
-            retry=Retry(NoBackoff(), 0),
-        )
+        client = self._client(socket_keepalive=True, health_check_interval=HEALTH_CHECK_SECONDS)
         pubsub = client.pubsub(ignore_subscribe_messages=True)
         try:
             await pubsub.subscribe(self.channel)
@@ -201,9 +207,9 @@ class Invalidations:
                     self._received(message.get("data"))
         finally:
             self.subscribed.clear()
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(*self._errors):
                 await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(*self._errors):
                 await client.aclose()
 
     def _received(self, data: object) -> None:
@@ -218,7 +224,7 @@ class Invalidations:
 
     async def close(self) -> None:
         """Drop the publisher's connection (at shutdown)."""
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(*self._errors):
             await self._publisher.aclose()
 
 
