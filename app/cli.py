@@ -176,9 +176,10 @@ async def _retention_run(settings: Settings, args: argparse.Namespace) -> None:
     from datetime import UTC, datetime
 
     from app.services.retention import apply_retention
+    from app.services.storage import storage_for
 
     async def work() -> None:
-        deleted = await apply_retention(settings.data_dir, datetime.now(UTC))
+        deleted = await apply_retention(storage_for(settings), datetime.now(UTC))
         _print_json(
             {
                 "threads": sum(deleted.values()),
@@ -191,9 +192,10 @@ async def _retention_run(settings: Settings, args: argparse.Namespace) -> None:
 
 async def _member_erase(settings: Settings, args: argparse.Namespace) -> None:
     from app.services.erasure import erase_person
+    from app.services.storage import storage_for
 
     async def work() -> None:
-        _print_json(await erase_person(None, args.email, args.application, data_dir=settings.data_dir))
+        _print_json(await erase_person(None, args.email, args.application, storage=storage_for(settings)))
 
     await _with_database(settings, work)
 
@@ -284,16 +286,26 @@ def _smtp_relay(settings: Settings) -> str:
 
 async def _smtp(settings: Settings, args: argparse.Namespace) -> None:
     from app.mail.smtp import start_smtp_server
+    from app.services.invalidation import serve_invalidations
 
     async def work() -> None:
         stop = _stop_on_signals()
         server = await start_smtp_server(settings, args.host, args.port)
         print(f"Earful receives e-mail for @{settings.intake_domain} on {args.host}:{args.port}", flush=True)
+        # The intake matches senders against the blocklists' cache: changes arrive through Redis.
+        redis_url = settings.redis_url
+        subscriber = (
+            asyncio.create_task(serve_invalidations(redis_url, settings.redis_key_prefix, stop))
+            if redis_url
+            else None
+        )
         try:
             await stop.wait()
         finally:
             server.close()
             await server.wait_closed()
+            if subscriber is not None:
+                await subscriber
 
     await _with_database(settings, work)
 
@@ -426,8 +438,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in SENTIMENT_COMMANDS:
         return run_sentiment_command(args)
+    from app.services.storage import storage_for
+
     try:
         settings = load_settings()
+        storage_for(settings)  # a bucket's AWS variables are checked now, not at the first upload
     except ValueError as error:
         print(f"earful: {error}", file=sys.stderr)
         return 1

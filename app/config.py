@@ -67,7 +67,10 @@ class Settings:
     session_idle_minutes: int = 720
     quotas: Quotas = field(default_factory=Quotas)
     capture_limits: CaptureLimits = field(default_factory=CaptureLimits)
-    # Shared rate-limit counters for every worker and server; None keeps them in each worker.
+    # Attachments and logos in a bucket (s3://bucket/prefix); None keeps them in the data dir.
+    storage_url: str | None = None
+    # Shared rate-limit counters, and the capture caches dropped on every host at once when an
+    # application changes; None keeps both in each worker.
     redis_url: str | None = None
     redis_key_prefix: str = "earful"
     # How often each worker process deletes the threads past their application's retention.
@@ -203,6 +206,14 @@ def _redis_url(env: Mapping[str, str]) -> str | None:
     return raw or None
 
 
+def _storage_url(env: Mapping[str, str]) -> str | None:
+    """EARFUL_STORAGE_URL: ``s3://bucket`` or ``s3://bucket/prefix``; None when unset."""
+    raw = (env.get("EARFUL_STORAGE_URL") or "").strip()
+    if raw and (not raw.startswith("s3://") or len(raw) == len("s3://")):
+        raise ValueError(f"EARFUL_STORAGE_URL must be s3://bucket or s3://bucket/prefix (it is {raw!r})")
+    return raw or None
+
+
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Build the settings from environment variables, applying the contract's defaults.
 
@@ -230,6 +241,7 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         retention_seconds=_positive_int(env, "EARFUL_RETENTION_SECONDS", 600),
         quotas=_quotas(env),
         capture_limits=_capture_limits(env),
+        storage_url=_storage_url(env),
         redis_url=_redis_url(env),
         redis_key_prefix=(env.get("EARFUL_REDIS_KEY_PREFIX") or "").strip() or "earful",
         min_fill_seconds=_min_fill_seconds(env),

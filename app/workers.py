@@ -1,6 +1,7 @@
 """Background workers of the web server: the search indexer (SQLite), housekeeping (uploads
 never attached, old webhook logs), retention (threads past their application's days), webhook
-deliveries, and, when e-mail delivery is configured, the outbox and the daily digests."""
+deliveries, with Redis the subscriber that drops changed applications from the capture caches,
+and, when e-mail delivery is configured, the outbox and the daily digests."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from quart import Quart
 
 from app.config import Settings
 from app.services.attachments import delete_unclaimed
+from app.services.invalidation import serve_invalidations
 from app.services.mail.outbox import run_worker
 from app.services.notifications import send_digests
 from app.services.retention import apply_retention
 from app.services.search import run_indexer
+from app.services.storage import storage_for
 from app.services.webhooks.delivery import run_worker as run_webhook_worker
 from app.services.webhooks.upkeep import forget_old_deliveries
 
@@ -48,6 +51,11 @@ def start_background_workers(app: Quart, settings: Settings) -> None:
     _while_serving(app, "housekeeping", lambda stop: run_housekeeping(settings, stop))
     _while_serving(app, "retention", lambda stop: run_retention(settings, stop))
     _while_serving(app, "webhooks", lambda stop: run_webhook_worker(settings, stop))
+    if settings.redis_url:
+        redis_url = settings.redis_url
+        _while_serving(
+            app, "invalidations", lambda stop: serve_invalidations(redis_url, settings.redis_key_prefix, stop)
+        )
     if settings.smtp_url:
         _while_serving(app, "outbox", lambda stop: run_worker(settings, stop))
         _while_serving(app, "digests", lambda stop: run_digests(settings, stop))
@@ -65,7 +73,7 @@ async def run_housekeeping(
     delay = first_delay
     while not await _stopped_within(stop, delay):
         try:
-            await delete_unclaimed(settings.data_dir)
+            await delete_unclaimed(storage_for(settings))
             await forget_old_deliveries(datetime.now(UTC))
         except Exception:  # the database may be away for a while: try again next round
             logger.exception("housekeeping round failed")
@@ -81,7 +89,7 @@ async def run_retention(
     delay = first_delay
     while not await _stopped_within(stop, delay):
         try:
-            await apply_retention(settings.data_dir, datetime.now(UTC))
+            await apply_retention(storage_for(settings), datetime.now(UTC))
         except Exception:  # the database may be away for a while: try again next round
             logger.exception("retention run failed")
         delay = settings.retention_seconds

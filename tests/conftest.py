@@ -37,7 +37,7 @@ from tests.factories import Api, make_application, make_token, make_user
 from tests.openapi_check import CheckedClient
 from tests.smtp_relay import Relay
 
-pytest_plugins = ["tests.mail_fixtures"]
+pytest_plugins = ["tests.mail_fixtures", "tests.s3_fixtures"]
 
 BASE_URL = "http://earful.test"
 INTAKE_DOMAIN = "in.earful.test"

@@ -32,6 +32,7 @@ from app.services.files import IncomingFile
 from app.services.organizations import create_organization
 from app.services.replies import add_customer_reply, create_agent_reply
 from app.services.security import hash_password
+from app.services.storage import LocalStorage
 from app.services.submissions import parse_submission
 from app.services.tokens import create_token
 from app.services.webhooks.endpoints import application_scope, create_endpoint
@@ -65,21 +66,18 @@ async def make_organization(
     return await create_organization(name, members, plan, owners=owners)
 
 
-async def make_application(
-    owner: UserRow, data_dir: Any = "/nonexistent", **fields: object
-) -> ApplicationRow:
+async def make_application(owner: UserRow, **fields: object) -> ApplicationRow:
     """An application owned by ``owner``; ``fields`` are the create form's fields."""
     fields.setdefault("name", f"App {next(_sequence)}")
-    return await create_application(owner, fields, None, data_dir)
+    return await create_application(owner, fields, None, LocalStorage(Path("/nonexistent")))
 
 
 async def make_upload(
     application: ApplicationRow, name: str = "steps.txt", content: bytes = b"steps to reproduce"
 ) -> int:
     """An upload of the application (in a folder of its own), not yet attached; its id."""
-    [upload] = await store_uploads(
-        application, [IncomingFile(name, content)], Path(tempfile.mkdtemp(prefix="earful-uploads-")), 10**6
-    )
+    folder = LocalStorage(Path(tempfile.mkdtemp(prefix="earful-uploads-")))
+    [upload] = await store_uploads(folder, application, [IncomingFile(name, content)], 10**6)
     return upload
 
 

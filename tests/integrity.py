@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, date
-from pathlib import Path
 
 from app.models import Application, Attachment, Feedback, FeedbackTag, Reply, ReplyDay, Tag
+from app.services.storage import LOGOS, UPLOADS, Storage, logo_key, upload_key
 
 
 async def counter_mismatches() -> list[str]:
@@ -52,19 +52,15 @@ async def counter_mismatches() -> list[str]:
     return problems
 
 
-async def files_without_rows(data_dir: Path) -> list[Path]:
-    """Files under the data dir's uploads and logos that no row names."""
-    stored = {
-        (application_id, name)
+async def files_without_rows(storage: Storage) -> list[str]:
+    """The keys of the uploads and logos in the storage (files under the data dir, or objects in
+    the bucket) that no row names."""
+    known = {
+        upload_key(application_id, name)
         for application_id, name in await Attachment.all().values_list("application_id", "storage_name")
     }
-    logos = {
-        (application_id, name)
+    known |= {
+        logo_key(application_id, name)
         for application_id, name in await Application.exclude(logo_name=None).values_list("id", "logo_name")
     }
-    orphans: list[Path] = []
-    for kind, known in (("uploads", stored), ("logos", logos)):
-        for path in sorted((data_dir / kind).glob("*/*")):
-            if (int(path.parent.name), path.name) not in known:
-                orphans.append(path)
-    return orphans
+    return [key for folder in (UPLOADS, LOGOS) for key in await storage.keys(folder) if key not in known]

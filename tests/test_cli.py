@@ -278,6 +278,20 @@ def test_user_set_password_changes_nothing_when_the_two_typed_passwords_differ(e
     assert _password_and_version(earful, ann) == before
 
 
+def test_a_bucket_that_earful_cannot_reach_as_set_stops_every_command(tmp_path):
+    env = Earful(tmp_path / "data").env
+    env.update(
+        EARFUL_STORAGE_URL="s3://files", AWS_ENDPOINT_URL="http://minio.internal:9000", AWS_ALLOW_HTTP=""
+    )
+
+    result = subprocess.run(
+        [str(EARFUL), "db", "upgrade"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert result.returncode == 1
+    assert "set AWS_ALLOW_HTTP=true" in result.stderr
+
+
 def test_user_set_password_of_an_unknown_address_fails(earful, ann):
     result = earful("user", "set-password", "--email", "nobody@example.com", "--password", "n3w-passphrase")
 

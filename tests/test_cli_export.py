@@ -24,6 +24,7 @@ from tests.test_cli import (  # noqa: F401 (fixtures)
 THREADS = 30
 CREATE_APPLICATION = """
 import asyncio, sys
+from app.services.storage import storage_for
 from app.config import load_settings
 from app.db import open_database, close_database
 from app.services.applications import create_application
@@ -32,7 +33,7 @@ async def main():
     settings = load_settings()
     await open_database(settings.database_url)
     user = await get_user_by_email(sys.argv[1])
-    application = await create_application(user, {"name": "Shop"}, None, settings.data_dir)
+    application = await create_application(user, {"name": "Shop"}, None, storage_for(settings))
     print(application.id)
     await close_database()
 asyncio.run(main())

@@ -19,6 +19,7 @@ from tests.smtp_relay import free_port
 EARFUL = Path(sys.executable).parent / "earful"
 CREATE_APPLICATION = """
 import asyncio
+from app.services.storage import storage_for
 from app.config import load_settings
 from app.db import close_database, open_database
 from app.models import User
@@ -27,7 +28,7 @@ from app.services.applications import create_application, intake_address
 async def main():
     settings = load_settings()
     await open_database(settings.database_url)
-    application = await create_application(await User.get(), {"name": "Shop"}, None, settings.data_dir)
+    application = await create_application(await User.get(), {"name": "Shop"}, None, storage_for(settings))
     print(intake_address(application, settings.intake_domain))
     await close_database()
 

@@ -60,6 +60,17 @@ def test_a_redis_url_of_another_scheme_is_refused(tmp_path):
         _settings(tmp_path, EARFUL_REDIS_URL="http://127.0.0.1:6379")
 
 
+def test_files_stay_in_the_data_dir_unless_a_bucket_is_named(tmp_path):
+    assert _settings(tmp_path).storage_url is None
+    assert _settings(tmp_path, EARFUL_STORAGE_URL=" s3://files/earful ").storage_url == "s3://files/earful"
+
+
+@pytest.mark.parametrize("value", ["s3://", "https://files.example.com", "/srv/files"])
+def test_a_storage_url_that_is_not_a_bucket_is_refused(tmp_path, value):
+    with pytest.raises(ValueError, match="EARFUL_STORAGE_URL"):
+        _settings(tmp_path, EARFUL_STORAGE_URL=value)
+
+
 def test_default_rate_limits_are_read_from_their_variables(tmp_path):
     limits = _settings(
         tmp_path, EARFUL_SUBMITS_PER_MINUTE="3", EARFUL_SUBMITS_PER_MINUTE_TOTAL="50"

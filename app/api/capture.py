@@ -22,6 +22,7 @@ from app.services.capture_limits import CaptureLimiter
 from app.services.feedback import create_thread
 from app.services.files import IncomingFile
 from app.services.stats import record_form_open
+from app.services.storage import storage_for
 from app.services.submissions import looks_automated, parse_submission
 
 blueprint = Blueprint("capture", __name__)
@@ -99,7 +100,7 @@ async def upload(application_id: str) -> Response:
             if item.filename or content:
                 files.append(IncomingFile(item.filename or "file", content))
     config = settings()
-    ids = await store_uploads(application, files, config.data_dir, config.max_upload_bytes, config.quotas)
+    ids = await store_uploads(storage_for(config), application, files, config.max_upload_bytes, config.quotas)
     return json_response(ids, 201)
 
 

@@ -13,6 +13,7 @@ from app.services import deletion
 from app.services import organizations as organizations_service
 from app.services import tags as tags_service
 from app.services.files import IncomingFile
+from app.services.storage import storage_for
 
 blueprint = Blueprint("management", __name__)
 
@@ -73,7 +74,7 @@ async def _application_input() -> tuple[dict[str, object], IncomingFile | None]:
 async def create_application() -> Response:
     fields, logo = await _application_input()
     application = await applications_service.create_application(
-        current_user(), fields, logo, settings().data_dir
+        current_user(), fields, logo, storage_for(settings())
     )
     return data(application_json(application, settings()))
 
@@ -96,7 +97,7 @@ async def update_application(application_id: str) -> Response:
     )
     fields, logo = await _application_input()
     application = await applications_service.update_application(
-        user, application, fields, logo, settings().data_dir
+        user, application, fields, logo, storage_for(settings())
     )
     return data(application_json(application, settings()))
 
@@ -110,7 +111,7 @@ async def delete_application(application_id: str) -> Response:
     application = await applications_service.get_application(
         user, parse_id(application_id, "Invalid application")
     )
-    await deletion.delete_application(user, application, settings().data_dir)
+    await deletion.delete_application(user, application, storage_for(settings()))
     return Response(status=204)
 
 

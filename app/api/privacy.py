@@ -13,6 +13,7 @@ from app.repositories.attachments import AttachmentRow
 from app.repositories.audit import AuditRow
 from app.representations import timestamp
 from app.services import erasure
+from app.services.storage import storage_for
 
 blueprint = Blueprint("privacy", __name__)
 
@@ -37,7 +38,7 @@ def _attachment_url(attachment: AttachmentRow) -> str:
 async def erase_person() -> Response:
     body = await read_body("The request body must be a JSON object.")
     counts = await erasure.erase_person(
-        current_user(), body.get("email"), body.get("application_id"), data_dir=settings().data_dir
+        current_user(), body.get("email"), body.get("application_id"), storage=storage_for(settings())
     )
     return json_response({"data": counts})
 

@@ -13,6 +13,7 @@ from app.repositories.blocklist import BlockedRow
 from app.representations import timestamp
 from app.services import blocklist
 from app.services.applications import get_application
+from app.services.storage import storage_for
 
 blueprint = Blueprint("spam", __name__)
 
@@ -62,6 +63,6 @@ async def mark_spam(application_id: str, feedback_id: str) -> Response:
     """Block the thread's sender address and delete the thread, in one transaction."""
     application = await _application(application_id)
     spam = await blocklist.mark_spam(
-        application, parse_id(feedback_id, "Invalid feedback"), settings().data_dir
+        application, parse_id(feedback_id, "Invalid feedback"), storage_for(settings())
     )
     return json_response({"data": {"deleted": spam.deleted, "blocked": entry_json(spam.blocked)}})

@@ -17,6 +17,7 @@ from app.services import deletion
 from app.services import feedback as feedback_service
 from app.services import replies as replies_service
 from app.services.applications import get_application
+from app.services.storage import storage_for
 from app.services.thread_details import load_details
 from app.services.thread_filters import parse_filters
 from app.services.validation import parse_bool
@@ -103,7 +104,9 @@ async def update_feedback(application_id: str, feedback_id: str) -> Response:
 async def delete_feedback(application_id: str, feedback_id: str) -> Response:
     """Delete a thread with its replies, notes, tag links and files; 204, no body."""
     application = await _application(application_id)
-    await deletion.delete_thread(application, parse_id(feedback_id, "Invalid feedback"), settings().data_dir)
+    await deletion.delete_thread(
+        application, parse_id(feedback_id, "Invalid feedback"), storage_for(settings())
+    )
     return Response(status=204)
 
 
@@ -120,7 +123,7 @@ async def delete_feedback_selection(application_id: str) -> Response:
     if not isinstance(values, list):
         raise ValidationError("The feedback ids field must hold thread ids.")
     ids = deletion.parse_thread_ids(values)
-    return data({"deleted": await deletion.delete_threads(application, ids, settings().data_dir)})
+    return data({"deleted": await deletion.delete_threads(application, ids, storage_for(settings()))})
 
 
 @blueprint.post("/applications/<application_id>/feedback/<feedback_id>/replies")

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import secrets
-import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 
 from app.db import transactional
 from app.errors import Forbidden, NotFound, ValidationError
@@ -17,10 +14,13 @@ from app.repositories import applications, organizations
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.organizations import OrganizationRow
+from app.services import storage as stored
 from app.services.capture_settings import clean_capture_fields, origin_allowed
-from app.services.files import EXTENSIONS, IMAGE_TYPES, IncomingFile, remove_file, sniff_mime_type, write_file
+from app.services.files import EXTENSIONS, IMAGE_TYPES, IncomingFile, new_file_name, sniff_mime_type
+from app.services.invalidation import CACHE_SECONDS, ApplicationCache, application_changed
 from app.services.organizations import check_can_move_application
 from app.services.security import random_token, secrets_match
+from app.services.storage import Storage, StoredFile, logo_key
 from app.services.validation import MAX_ID, is_http_url, parse_bool, parse_int
 
 MAX_LOGO_BYTES = 2 * 1024 * 1024
@@ -144,18 +144,13 @@ def _check_logo(logo: IncomingFile) -> str:
     return mime_type
 
 
-def logos_dir(data_dir: Path, application_id: int) -> Path:
-    """Folder of an application's logo files."""
-    return data_dir / "logos" / str(application_id)
-
-
 async def create_application(
-    user: UserRow, data: Mapping[str, object], logo: IncomingFile | None, data_dir: Path
+    user: UserRow, data: Mapping[str, object], logo: IncomingFile | None, storage: Storage
 ) -> ApplicationRow:
     """Create an application owned by ``user`` with fresh keys and intake address, its logo
     included, in one transaction (the logo's file goes when the transaction fails)."""
     mime_type = _check_logo(logo) if logo else None
-    written: list[Path] = []
+    written: list[str] = []
 
     @transactional
     async def insert() -> ApplicationRow:
@@ -165,17 +160,18 @@ async def create_application(
             user.id, _new_keys(), secrets.token_hex(6), fields, now
         )
         if logo and mime_type:
-            folder = logos_dir(data_dir, application.id)
-            application.logo_name = write_file(folder, logo.content, EXTENSIONS[mime_type])
-            written.append(folder / application.logo_name)
+            # The id comes with the row, so the logo is stored inside the transaction: keep it
+            # to a short write to disk or a bucket, as it was (a logo is 2 MiB at most).
+            application.logo_name = new_file_name(EXTENSIONS[mime_type])
+            written.append(logo_key(application.id, application.logo_name))
+            await storage.put(written[-1], logo.content, mime_type)
             await applications.update_settings(application.id, {"logo_name": application.logo_name}, now)
         return application
 
     try:
         return await insert()
     except BaseException:
-        for path in written:
-            remove_file(path)
+        await stored.remove(storage, written)
         raise
 
 
@@ -184,7 +180,7 @@ async def update_application(
     application: ApplicationRow,
     data: Mapping[str, object],
     logo: IncomingFile | None,
-    data_dir: Path,
+    storage: Storage,
 ) -> ApplicationRow:
     """Change the fields that were sent; the others keep their value. A request that sends none
     is refused, as an empty PATCH of a thread is: it is a client's mistake, not a read.
@@ -192,89 +188,51 @@ async def update_application(
     One transaction; a new logo's file goes when it fails, the old one when it succeeds.
     """
     mime_type = _check_logo(logo) if logo else None
-    written: list[Path] = []
+    logo_name = new_file_name(EXTENSIONS[mime_type]) if mime_type else None
+    written: list[str] = []
 
     @transactional
     async def update() -> None:
         fields = await _clean_fields(user, data, application)
         if not fields and not logo:
             raise ValidationError("Nothing sent to update")
-        if logo and mime_type:
-            folder = logos_dir(data_dir, application.id)
-            fields["logo_name"] = write_file(folder, logo.content, EXTENSIONS[mime_type])
-            written.append(folder / str(fields["logo_name"]))
+        if logo_name:
+            fields["logo_name"] = logo_name
         await applications.update_settings(application.id, fields, datetime.now(UTC))
 
     old_logo = application.logo_name
     try:
+        if logo and mime_type and logo_name:  # stored first: the transaction stays short
+            written.append(logo_key(application.id, logo_name))
+            await storage.put(written[-1], logo.content, mime_type)
         await update()
     except BaseException:
-        for path in written:
-            remove_file(path)
+        await stored.remove(storage, written)
         raise
-    _capture_cache.forget(application.id)
+    await application_changed(application.id)
     if logo and old_logo:
-        remove_file(logos_dir(data_dir, application.id) / old_logo)
+        await stored.remove(storage, [logo_key(application.id, old_logo)])
     updated = await applications.application_by_id(application.id)
     assert updated is not None  # it was just written
     return updated
 
 
 async def rotate_key(application: ApplicationRow, platform: str) -> str:
-    """Replace one platform key; the old one stops working at once in this worker, and within
-    ``CAPTURE_CACHE_SECONDS`` in the others."""
+    """Replace one platform key; the old one stops working at once in this worker, and in the
+    others at once with Redis, else within ``CAPTURE_CACHE_SECONDS``."""
     if platform not in PLATFORMS:
         raise ValidationError("The selected platform is invalid.")
     key = random_token(24)
     await transactional(applications.set_key)(application.id, platform, key)
-    _capture_cache.forget(application.id)
+    await application_changed(application.id)
     setattr(application, f"key_{platform}", key)
     return key
 
 
-class _CaptureCache:
-    """Applications recently seen by the capture API in this worker, kept for a few seconds.
-
-    Widgets post at the rate their users type, so the capture API would otherwise read the same
-    row on every request. A change made through this worker (a rotated key, uploads switched off)
-    applies at once; the other workers see it within ``CAPTURE_CACHE_SECONDS``. Entries are
-    read-only snapshots, never saved.
-    """
-
-    def __init__(self, seconds: float, size: int) -> None:
-        self.seconds = seconds
-        self.size = size
-        self._entries: OrderedDict[int, tuple[float, ApplicationRow]] = OrderedDict()
-
-    async def get(self, application_id: int) -> ApplicationRow | None:
-        now = time.monotonic()
-        entry = self._entries.get(application_id)
-        if entry is not None and entry[0] > now:
-            return entry[1]
-        application = await applications.application_by_id(application_id)
-        if application is None:
-            self._entries.pop(application_id, None)
-            return None
-        self._entries[application_id] = (now + self.seconds, application)
-        self._entries.move_to_end(application_id)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-        return application
-
-    def forget(self, application_id: int) -> None:
-        self._entries.pop(application_id, None)
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
-CAPTURE_CACHE_SECONDS = 2.0
-_capture_cache = _CaptureCache(CAPTURE_CACHE_SECONDS, size=10_000)
-
-
-def forget_application(application_id: int) -> None:
-    """Drop an application from this worker's capture cache (it was deleted or changed)."""
-    _capture_cache.forget(application_id)
+# The capture API keeps an application for two seconds (app.services.invalidation: a change
+# applies at once in the worker that made it, and with Redis in every worker of every host).
+CAPTURE_CACHE_SECONDS = CACHE_SECONDS
+_capture_cache: ApplicationCache[ApplicationRow] = ApplicationCache(applications.application_by_id)
 
 
 def forget_capture_cache() -> None:
@@ -316,6 +274,17 @@ async def organization_of(application: ApplicationRow) -> OrganizationRow | None
     if application.organization_id is None:
         return None
     return await organizations.organization_by_id(application.organization_id)
+
+
+async def open_logo(application_id: int, name: str, storage: Storage) -> StoredFile:
+    """The application's current logo, ready to send (older logos are not served); 'Not found'
+    for any other name, or when its file is missing."""
+    found = (
+        await storage.open(logo_key(application_id, name)) if await has_logo(application_id, name) else None
+    )
+    if found is None:
+        raise NotFound("Not found")
+    return found
 
 
 async def has_logo(application_id: int, name: str) -> bool:

@@ -6,7 +6,6 @@ import logging
 import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from tortoise.exceptions import IntegrityError
 
@@ -17,8 +16,10 @@ from app.i18n import N_
 from app.repositories import attachments, threads
 from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
-from app.services.files import IncomingFile, clean_filename, remove_file, sniff_mime_type, write_file
+from app.services import storage as stored
+from app.services.files import IncomingFile, clean_filename, new_file_name, sniff_mime_type
 from app.services.security import random_token, secrets_match
+from app.services.storage import Storage, StoredFile, upload_key
 from app.services.validation import MAX_ID
 
 logger = logging.getLogger("earful.attachments")
@@ -35,14 +36,9 @@ def new_attachment_id() -> int:
     return secrets.randbelow(MAX_ATTACHMENT_ID) + 1
 
 
-def uploads_dir(data_dir: Path, application_id: int) -> Path:
-    """Folder of an application's uploaded files."""
-    return data_dir / "uploads" / str(application_id)
-
-
-def attachment_path(data_dir: Path, attachment: AttachmentRow) -> Path:
-    """Where the bytes of an attachment are on disk."""
-    return uploads_dir(data_dir, attachment.application_id) / attachment.storage_name
+def attachment_key(attachment: AttachmentRow) -> str:
+    """The key of an attachment's bytes in the storage."""
+    return upload_key(attachment.application_id, attachment.storage_name)
 
 
 def check_uploads(
@@ -76,30 +72,36 @@ async def check_daily_quota(
         raise PayloadTooLarge(N_("Upload quota exceeded for today"))
 
 
-def write_uploads(
-    application: ApplicationRow, files: Sequence[IncomingFile], data_dir: Path
+async def write_uploads(
+    storage: Storage, application: ApplicationRow, files: Sequence[IncomingFile]
 ) -> list[AttachmentRow]:
-    """Write files to the application's folder; their rows, to record in a transaction with
-    :func:`record_uploads` (the caller removes the files with :func:`remove_uploads` when it fails)."""
-    folder = uploads_dir(data_dir, application.id)
+    """Store files in the application's folder; their rows, to record in a transaction with
+    :func:`record_uploads` (the caller removes the files with :func:`remove_uploads` when it fails).
+    When one cannot be stored, those stored before it are removed."""
     now = datetime.now(UTC)
-    # Listed by (created_at, id) and ids are random: a microsecond apart keeps the files of one
-    # request in the order they came.
-    return [
-        AttachmentRow(
-            id=new_attachment_id(),
-            application_id=application.id,
-            feedback_id=None,
-            reply_id=None,
-            name=clean_filename(incoming.filename),
-            mime_type=sniff_mime_type(incoming.content, incoming.filename),
-            size=len(incoming.content),
-            storage_name=write_file(folder, incoming.content),
-            token=random_token(24),
-            created_at=now + timedelta(microseconds=position),
-        )
-        for position, incoming in enumerate(files)
-    ]
+    uploads: list[AttachmentRow] = []
+    try:
+        for position, incoming in enumerate(files):
+            # Listed by (created_at, id) and ids are random: a microsecond apart keeps the files
+            # of one request in the order they came.
+            upload = AttachmentRow(
+                id=new_attachment_id(),
+                application_id=application.id,
+                feedback_id=None,
+                reply_id=None,
+                name=clean_filename(incoming.filename),
+                mime_type=sniff_mime_type(incoming.content, incoming.filename),
+                size=len(incoming.content),
+                storage_name=new_file_name(),
+                token=random_token(24),
+                created_at=now + timedelta(microseconds=position),
+            )
+            await storage.put(attachment_key(upload), incoming.content, upload.mime_type)
+            uploads.append(upload)
+    except BaseException:
+        await remove_uploads(storage, uploads)
+        raise
+    return uploads
 
 
 async def record_uploads(uploads: Sequence[AttachmentRow]) -> list[int]:
@@ -108,10 +110,9 @@ async def record_uploads(uploads: Sequence[AttachmentRow]) -> list[int]:
     return [upload.id for upload in uploads]
 
 
-def remove_uploads(data_dir: Path, uploads: Sequence[AttachmentRow]) -> None:
+async def remove_uploads(storage: Storage, uploads: Sequence[AttachmentRow]) -> None:
     """Remove the files of uploads that were never recorded."""
-    for upload in uploads:
-        remove_file(attachment_path(data_dir, upload))
+    await stored.remove(storage, [attachment_key(upload) for upload in uploads])
 
 
 async def _record_within_quota(uploads: Sequence[AttachmentRow], quotas: Quotas) -> list[int]:
@@ -124,13 +125,13 @@ async def _record_within_quota(uploads: Sequence[AttachmentRow], quotas: Quotas)
 
 
 async def store_uploads(
+    storage: Storage,
     application: ApplicationRow,
     files: Sequence[IncomingFile],
-    data_dir: Path,
     max_file_bytes: int,
     quotas: Quotas = DEFAULT_QUOTAS,
 ) -> list[int]:
-    """Write uploaded files to disk and record them; returns their ids in the order given.
+    """Store uploaded files and record them; returns their ids in the order given.
 
     The quota is checked before any file is written, and again in the transaction that records
     them. All rows are written in one transaction; if that fails, the files written are removed.
@@ -138,7 +139,7 @@ async def store_uploads(
     """
     check_uploads(application, files, max_file_bytes, quotas)
     await check_daily_quota(application.id, sum(len(f.content) for f in files), quotas)
-    uploads = write_uploads(application, files, data_dir)
+    uploads = await write_uploads(storage, application, files)
     try:
         for attempt in range(1, _ID_ATTEMPTS + 1):
             try:
@@ -150,7 +151,7 @@ async def store_uploads(
                     upload.id = new_attachment_id()
         raise AssertionError("the loop returns or raises")
     except BaseException:
-        remove_uploads(data_dir, uploads)
+        await remove_uploads(storage, uploads)
         raise
 
 
@@ -180,12 +181,20 @@ async def find_attachment(attachment_id: int, token: str) -> AttachmentRow:
     return attachment
 
 
+async def open_attachment(storage: Storage, attachment: AttachmentRow) -> StoredFile:
+    """The stored bytes of an attachment, ready to send; 'Not found' when they are missing."""
+    found = await storage.open(attachment_key(attachment))
+    if found is None:
+        raise NotFound("Not found")
+    return found
+
+
 async def attachments_of(feedback_ids: Sequence[int], reply_ids: Sequence[int] = ()) -> list[AttachmentRow]:
     """The files of threads and replies, in upload order."""
     return await attachments.attachments_of(feedback_ids, reply_ids)
 
 
-async def delete_unclaimed(data_dir: Path, now: datetime | None = None, batch: int = CLEANUP_BATCH) -> int:
+async def delete_unclaimed(storage: Storage, now: datetime | None = None, batch: int = CLEANUP_BATCH) -> int:
     """Delete uploads that no thread or reply claimed within UNCLAIMED_LIFETIME, files too;
     returns how many.
 
@@ -199,8 +208,7 @@ async def delete_unclaimed(data_dir: Path, now: datetime | None = None, batch: i
     total = 0
     while True:
         deleted = await transactional(attachments.delete_unclaimed_before)(before, batch)
-        for application_id, storage_name in deleted:
-            remove_file(uploads_dir(data_dir, application_id) / storage_name)
+        await stored.remove(storage, [upload_key(application, name) for application, name in deleted])
         total += len(deleted)
         if len(deleted) < batch:
             break

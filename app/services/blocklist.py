@@ -23,7 +23,7 @@ another address):
 The capture API answers every widget, so it must not read the blocklist on every request: each
 worker keeps every application's list for ``CACHE_SECONDS`` (as the capture API keeps the
 application row); a change made through this worker applies at once, the other workers see it
-within those seconds.
+at once with Redis, else within those seconds (app.services.invalidation).
 
 Anyone who works an application's inbox may manage its blocklist (blocking spammers is an agent's
 daily chore), and mark a thread as spam: its sender's address is blocked and the thread deleted,
@@ -34,12 +34,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import time
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from app.db import transactional
 from app.errors import NotFound, ValidationError
@@ -48,12 +45,13 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.blocklist import BlockedRow
 from app.services import deletion
 from app.services.feedback import get_thread
+from app.services.invalidation import CACHE_SECONDS, ApplicationCache, application_changed
+from app.services.storage import Storage
 from app.services.validation import normalize_email
 
 MAX_ENTRIES = 1000
 MAX_VALUE_LENGTH = 254
 MIN_PREFIX = {4: 8, 6: 16}
-CACHE_SECONDS = 2.0
 INVALID_ENTRY = "Invalid entry"
 INVALID_VALUE = (
     "The value field must be an e-mail address (jane@example.com), a domain (example.com) "
@@ -185,35 +183,19 @@ class Blocklist:
         return False
 
 
-class _BlocklistCache:
-    """Every application's blocklist recently matched in this worker, kept for a few seconds
-    (see the module's docstring); an empty list is kept too."""
-
-    def __init__(self, seconds: float, size: int) -> None:
-        self.seconds = seconds
-        self.size = size
-        self._entries: OrderedDict[int, tuple[float, Blocklist]] = OrderedDict()
-
-    async def get(self, application_id: int) -> Blocklist:
-        now = time.monotonic()
-        entry = self._entries.get(application_id)
-        if entry is not None and entry[0] > now:
-            return entry[1]
-        found = Blocklist(await blocklist.kinds_and_values(application_id))
-        self._entries[application_id] = (now + self.seconds, found)
-        self._entries.move_to_end(application_id)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-        return found
-
-    def forget(self, application_id: int) -> None:
-        self._entries.pop(application_id, None)
-
-    def clear(self) -> None:
-        self._entries.clear()
+async def _read_blocklist(application_id: int) -> Blocklist:
+    return Blocklist(await blocklist.kinds_and_values(application_id))
 
 
-_cache = _BlocklistCache(CACHE_SECONDS, size=10_000)
+# Every application's blocklist recently matched in this worker, an empty one too (see the
+# module's docstring and app.services.invalidation).
+_cache: ApplicationCache[Blocklist] = ApplicationCache(_read_blocklist, CACHE_SECONDS)
+
+
+async def _blocklist(application_id: int) -> Blocklist:
+    found = await _cache.get(application_id)
+    assert found is not None  # _read_blocklist always returns one
+    return found
 
 
 def forget_blocklists() -> None:
@@ -223,18 +205,18 @@ def forget_blocklists() -> None:
 
 async def blocklist_of(application_id: int) -> Blocklist:
     """The application's blocklist, as this worker last read it (at most CACHE_SECONDS ago)."""
-    return await _cache.get(application_id)
+    return await _blocklist(application_id)
 
 
 async def sender_blocked(application_id: int, email: str | None, *addresses: str | None) -> bool:
     """Whether feedback from this e-mail address or any of these client addresses is to be dropped."""
-    found = await _cache.get(application_id)
+    found = await _blocklist(application_id)
     return found.blocks_email(email) or any(found.blocks_address(address) for address in addresses)
 
 
 async def address_blocked(application_id: int, address: str | None) -> bool:
     """Whether requests from this client address are to be dropped."""
-    return (await _cache.get(application_id)).blocks_address(address)
+    return (await _blocklist(application_id)).blocks_address(address)
 
 
 # --- managing ------------------------------------------------------------------------------------
@@ -267,13 +249,13 @@ async def add_entry(application: ApplicationRow, value: object) -> tuple[Blocked
     try:
         return await transactional(_add)(application.id, kind, normalized)
     finally:
-        _cache.forget(application.id)
+        await application_changed(application.id)
 
 
 async def remove_entry(application: ApplicationRow, entry_id: int) -> None:
     """Unblock one entry; 'Invalid entry' when the application has no such entry."""
     removed = await transactional(blocklist.delete_entry)(application.id, entry_id)
-    _cache.forget(application.id)
+    await application_changed(application.id)
     if not removed:
         raise NotFound(INVALID_ENTRY)
 
@@ -286,7 +268,7 @@ class Spam:
     blocked: BlockedRow
 
 
-async def mark_spam(application: ApplicationRow, feedback_id: int, data_dir: Path) -> Spam:
+async def mark_spam(application: ApplicationRow, feedback_id: int, storage: Storage) -> Spam:
     """Block the thread's sender address and delete the thread, in one transaction (its files
     after it commits); 'Invalid feedback' when the application has no such thread."""
     thread = await get_thread(application, feedback_id)
@@ -302,6 +284,6 @@ async def mark_spam(application: ApplicationRow, feedback_id: int, data_dir: Pat
     try:
         entry, removed = await block_and_delete()
     finally:
-        _cache.forget(application.id)
-    deletion.remove_files(data_dir, removed.files)
+        await application_changed(application.id)
+    await deletion.remove_files(storage, removed.files)
     return Spam(removed.threads, entry)

@@ -6,19 +6,18 @@ administrators: the user who created it, or an owner of its organization.
 
 A deletion moves the counters the deleted rows were counted in (open and archived threads on
 the application and on each tag, replies per day, the first-reply statistics) in the
-transaction that deletes them, through :mod:`app.services.counters`. Files are removed after
-that transaction commits, so a failed deletion never leaves a row without its file (a crash
-between the two can leave a file without a row: it is never served, only taking space).
+transaction that deletes them, through :mod:`app.services.counters`. Files are removed (from the
+data dir or the bucket, app.services.storage) after that transaction commits, so a failed
+deletion never leaves a row without its file (a crash between the two, or a bucket out of reach,
+can leave a file without a row: it is never served, only taking space).
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from app.db import transactional
 from app.errors import Forbidden, NotFound, ValidationError
@@ -27,10 +26,10 @@ from app.repositories import audit, deletion, webhooks
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import counters
-from app.services.applications import forget_application, logos_dir
-from app.services.attachments import uploads_dir
-from app.services.files import remove_file
+from app.services import storage as stored
+from app.services.invalidation import application_changed
 from app.services.organizations import role_of
+from app.services.storage import Storage, application_folders, upload_key
 from app.services.validation import MAX_ID, parse_int
 from app.services.webhooks import events
 
@@ -112,23 +111,22 @@ async def remove_threads(
     return Deleted(len(ids), tuple(files))
 
 
-def remove_files(data_dir: Path, files: Sequence[tuple[int, str]]) -> None:
+async def remove_files(storage: Storage, files: Sequence[tuple[int, str]]) -> None:
     """Remove the files of deleted rows (after their transaction committed)."""
-    for application_id, storage_name in files:
-        remove_file(uploads_dir(data_dir, application_id) / storage_name)
+    await stored.remove(storage, [upload_key(application_id, name) for application_id, name in files])
 
 
-async def delete_threads(application: ApplicationRow, feedback_ids: Sequence[int], data_dir: Path) -> int:
+async def delete_threads(application: ApplicationRow, feedback_ids: Sequence[int], storage: Storage) -> int:
     """Delete threads of the application, in one transaction; how many were deleted. Ids that
     are not the application's threads (any longer) are ignored, so deleting twice is harmless."""
     deleted = await remove_threads(application.id, feedback_ids)
-    remove_files(data_dir, deleted.files)
+    await remove_files(storage, deleted.files)
     return deleted.threads
 
 
-async def delete_thread(application: ApplicationRow, feedback_id: int, data_dir: Path) -> None:
+async def delete_thread(application: ApplicationRow, feedback_id: int, storage: Storage) -> None:
     """Delete one thread; 'Invalid feedback' when the application has no such thread."""
-    if not await delete_threads(application, [feedback_id], data_dir):
+    if not await delete_threads(application, [feedback_id], storage):
         raise NotFound("Invalid feedback")
 
 
@@ -153,7 +151,7 @@ async def _remove_application(user: UserRow, application_id: int, threads: int) 
         await audit.insert_entry(user.id, application_id, "application.delete", counts, datetime.now(UTC))
 
 
-async def delete_application(user: UserRow, application: ApplicationRow, data_dir: Path) -> int:
+async def delete_application(user: UserRow, application: ApplicationRow, storage: Storage) -> int:
     """Delete an application with everything under it; how many threads went with it.
 
     Its threads go first (no ``feedback.deleted`` per thread: the application's own webhook
@@ -161,8 +159,9 @@ async def delete_application(user: UserRow, application: ApplicationRow, data_di
     the other applications' writers are never held up for long; then the application row with
     what is left (senders, tags, uploads never attached, form opens, blocklist) in one last
     transaction, which also writes the audit entry ("application.delete", how many threads),
-    then its folders of files. If the server stops halfway, the application is
-    still there with fewer threads, all counters exact, and deleting it again finishes the job.
+    then its folders of files (its logos, and uploads never attached). If the server stops
+    halfway, the application is still there with fewer threads, all counters exact, and deleting
+    it again finishes the job.
     """
     await check_administrator(user, application)
     total = 0
@@ -171,11 +170,10 @@ async def delete_application(user: UserRow, application: ApplicationRow, data_di
         if not ids:
             break
         deleted = await remove_threads(application.id, ids, announce=False)
-        remove_files(data_dir, deleted.files)
+        await remove_files(storage, deleted.files)
         total += deleted.threads
     await _remove_application(user, application.id, total)
-    forget_application(application.id)
-    for folder in (uploads_dir(data_dir, application.id), logos_dir(data_dir, application.id)):
-        shutil.rmtree(folder, ignore_errors=True)
+    await application_changed(application.id)
+    await stored.remove_folders(storage, application_folders(application.id))
     logger.info("application %d deleted with %d threads", application.id, total)
     return total

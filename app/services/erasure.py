@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from app.db import transactional
@@ -38,6 +37,7 @@ from app.repositories.replies import replies_of_threads
 from app.repositories.threads import ThreadRow
 from app.services import counters
 from app.services.deletion import BATCH, check_administrator, remove_files, remove_threads
+from app.services.storage import Storage
 from app.services.tags import tags_of_threads
 from app.services.validation import MAX_ID, normalize_email, parse_int
 
@@ -104,7 +104,7 @@ def _audited_application(scope: Sequence[ApplicationRow]) -> int | None:
 
 
 async def erase_person(
-    actor: UserRow | None, email: object, application_id: object = None, *, data_dir: Path
+    actor: UserRow | None, email: object, application_id: object = None, *, storage: Storage
 ) -> dict[str, int]:
     """Erase the person with this address from the applications in scope; the counts of what
     went (``COUNTS``): ``applications`` that held something of the person, their ``senders``
@@ -125,14 +125,14 @@ async def erase_person(
         member_ids = [sender.id for sender in senders]
         while ids := await people.thread_ids_of_senders(member_ids, BATCH):
             deleted = await remove_threads(application.id, ids, erasing=True)
-            remove_files(data_dir, deleted.files)
+            await remove_files(storage, deleted.files)
             counts["threads"] += deleted.threads
             counts["attachments"] += len(deleted.files)
             found.add(application.id)
             if not deleted.threads:  # gone meanwhile (another erasure): the last step finishes
                 break
     files, total = await _erase_rest(actor, address, scope, counts, found)
-    remove_files(data_dir, files)
+    await remove_files(storage, files)
     return total
 
 

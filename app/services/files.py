@@ -1,13 +1,11 @@
-"""Files on disk under EARFUL_DATA_DIR: storing uploads and logos, and sniffing their types."""
+"""Files received from clients (uploads and logos): their names, their types sniffed from their
+bytes, and the random names they are stored under (app/services/storage.py keeps them)."""
 
 from __future__ import annotations
 
 import mimetypes
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
-
-from app.private_files import write_private_file
 
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -53,14 +51,6 @@ def clean_filename(filename: str) -> str:
     return name[:255] or "file"
 
 
-def write_file(directory: Path, content: bytes, suffix: str = "") -> str:
-    """Write bytes under a new random name in ``directory`` (0600, in 0700 folders) and return
-    that name."""
-    name = secrets.token_hex(16) + suffix
-    write_private_file(directory / name, content)
-    return name
-
-
-def remove_file(path: Path) -> None:
-    """Delete a file if it is there."""
-    path.unlink(missing_ok=True)
+def new_file_name(suffix: str = "") -> str:
+    """A new random name to store a file under (128 bits: never guessed, never reused)."""
+    return secrets.token_hex(16) + suffix

@@ -19,7 +19,6 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from app.db import transactional
 from app.errors import ValidationError
@@ -29,6 +28,7 @@ from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import deletion
 from app.services.deletion import Deleted
+from app.services.storage import Storage
 from app.services.validation import parse_bool, parse_int
 
 logger = logging.getLogger("earful.retention")
@@ -87,13 +87,13 @@ async def due_count(application: ApplicationRow, now: datetime) -> int:
 
 
 async def apply_retention(
-    data_dir: Path, now: datetime, batch: int = deletion.BATCH, pause: float = PAUSE
+    storage: Storage, now: datetime, batch: int = deletion.BATCH, pause: float = PAUSE
 ) -> dict[int, int]:
     """Delete the due threads of every application with retention on; how many threads each
     application lost (those that lost none are left out)."""
     deleted: dict[int, int] = {}
     for application in await statements.applications_with_retention():
-        count = await _apply(application, data_dir, now, batch, pause)
+        count = await _apply(application, storage, now, batch, pause)
         if count:
             deleted[application.id] = count
             await transactional(audit.insert_entry)(None, application.id, ACTION, {"threads": count}, now)
@@ -112,7 +112,9 @@ async def _remove_batch(application_id: int, feedback_ids: list[int], archived_o
     return await deletion.remove_threads(application_id, feedback_ids)
 
 
-async def _apply(application: ApplicationRow, data_dir: Path, now: datetime, batch: int, pause: float) -> int:
+async def _apply(
+    application: ApplicationRow, storage: Storage, now: datetime, batch: int, pause: float
+) -> int:
     before = cutoff(application, now)
     assert before is not None  # only applications with retention on
     total = 0
@@ -124,7 +126,7 @@ async def _apply(application: ApplicationRow, data_dir: Path, now: datetime, bat
         if not ids or ids == previous:  # nothing left, or nothing moves: never loop for ever
             return total
         removed = await _remove_batch(application.id, ids, application.retention_archived_only)
-        deletion.remove_files(data_dir, removed.files)
+        await deletion.remove_files(storage, removed.files)
         total += removed.threads
         previous = ids
         if len(ids) < batch:

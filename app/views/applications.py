@@ -30,6 +30,7 @@ from app.services import blocklist, deletion
 from app.services.capture_settings import LIMIT_FIELDS, MAX_PER_MINUTE
 from app.services.files import IncomingFile
 from app.services.organizations import list_memberships
+from app.services.storage import storage_for
 from app.views import notifications as notifications_views
 from app.views import retention as retention_views
 from app.views import webhooks as webhooks_views
@@ -207,7 +208,7 @@ async def new_application() -> ResponseReturnValue:
     if form.validate():
         try:
             application = await service.create_application(
-                agent, form.service_fields(), logo, _settings().data_dir
+                agent, form.service_fields(), logo, storage_for(_settings())
             )
         except DomainError as failure:
             error = str(failure)
@@ -272,7 +273,7 @@ async def update_application(application_id: int) -> ResponseReturnValue:
             del fields["organization_id"]  # unchanged: kept even if the agent has left it since
         try:
             application = await service.update_application(
-                agent, application, fields, logo, _settings().data_dir
+                agent, application, fields, logo, storage_for(_settings())
             )
         except DomainError as failure:
             error = str(failure)
@@ -338,7 +339,7 @@ async def delete_application(application_id: int) -> ResponseReturnValue:
     except DomainError as failure:
         page = await render_template("applications/delete.html", **context, error=str(failure), typed=typed)
         return page, failure.status
-    threads = await deletion.delete_application(agent, application, _settings().data_dir)
+    threads = await deletion.delete_application(agent, application, storage_for(_settings()))
     await flash(
         f"{application.name} was deleted with its {threads} thread{'' if threads == 1 else 's'}.", "success"
     )

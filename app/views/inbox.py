@@ -22,6 +22,7 @@ from app.services.applications import get_application
 from app.services.deletion import delete_threads as remove_threads
 from app.services.deletion import parse_thread_ids
 from app.services.inbox import PAGE_SIZE, InboxFilters, InboxPage, search_threads
+from app.services.storage import storage_for
 from app.services.tags import search_tags as find_tags
 from app.services.thread_filters import ThreadFilters
 from app.services.validation import parse_int, valid_id
@@ -196,7 +197,7 @@ async def delete_threads(application_id: int) -> ResponseReturnValue:
         return await render_template("inbox/delete.html", **context, error=str(error)), error.status
     if form.get("confirmed") != "1":
         return await render_template("inbox/delete.html", **context, ids=ids, error=None)
-    deleted = await remove_threads(application, ids, current_app.config["EARFUL"].data_dir)
+    deleted = await remove_threads(application, ids, storage_for(current_app.config["EARFUL"]))
     await flash(f"{deleted} thread{'' if deleted == 1 else 's'} deleted.", "success")
     if is_htmx():
         return Response("", 200, headers={"HX-Redirect": back})

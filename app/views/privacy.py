@@ -14,6 +14,7 @@ from app.errors import DomainError
 from app.links import attachment_path
 from app.repositories.attachments import AttachmentRow
 from app.services import erasure
+from app.services.storage import storage_for
 from app.views.rendering import render_template
 from app.views.security import agent_required, current_agent
 
@@ -93,7 +94,7 @@ async def erase_person() -> ResponseReturnValue:
             current_agent(),
             email,
             form.get("application_id"),
-            data_dir=current_app.config["EARFUL"].data_dir,
+            storage=storage_for(current_app.config["EARFUL"]),
         )
     except DomainError as failure:
         return await _page(failure.status, erase_error=str(failure), values=values)

@@ -14,6 +14,7 @@ from app.errors import DomainError
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import applications, deletion, retention
+from app.services.storage import storage_for
 from app.views import applications as applications_views
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
@@ -86,7 +87,7 @@ async def update_retention(application_id: int) -> ResponseReturnValue:
     if form.validate():
         try:
             application = await applications.update_application(
-                agent, application, form.service_fields(), None, current_app.config["EARFUL"].data_dir
+                agent, application, form.service_fields(), None, storage_for(current_app.config["EARFUL"])
             )
         except DomainError as failure:
             error = str(failure)

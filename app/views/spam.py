@@ -8,6 +8,7 @@ from quart.typing import ResponseReturnValue
 from app.errors import DomainError, ValidationError
 from app.services import blocklist
 from app.services.applications import get_application
+from app.services.storage import storage_for
 from app.views import applications as applications_views
 from app.views import threads as threads_views
 from app.views.rendering import render_template
@@ -55,7 +56,7 @@ async def mark_spam(application_id: int, feedback_id: int) -> ResponseReturnValu
     """Block the thread's sender and delete the thread; back to the inbox (with its filters)."""
     application = await get_application(current_agent(), application_id)
     try:
-        spam = await blocklist.mark_spam(application, feedback_id, current_app.config["EARFUL"].data_dir)
+        spam = await blocklist.mark_spam(application, feedback_id, storage_for(current_app.config["EARFUL"]))
     except ValidationError as error:  # the blocklist is full: the thread stays, and its page says why
         context = await threads_views._thread_context(application, feedback_id)
         return await render_template("threads/show.html", **context, spam_error=str(error)), error.status

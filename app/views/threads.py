@@ -17,6 +17,7 @@ from app.services.feedback import get_thread, get_thread_details, set_archived, 
 from app.services.mail.outbox import delivery_status_of_replies
 from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
+from app.services.storage import storage_for
 from app.services.tags import add_tag_to_thread, remove_tag_from_thread
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
@@ -217,7 +218,7 @@ async def confirm_delete_thread(application_id: int, feedback_id: int) -> str:
 async def delete_thread(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Delete the thread with its replies, notes and files, then back to the inbox."""
     application = await get_application(current_agent(), application_id)
-    await remove_thread(application, feedback_id, current_app.config["EARFUL"].data_dir)
+    await remove_thread(application, feedback_id, storage_for(current_app.config["EARFUL"]))
     await flash("Thread deleted.", "success")
     target = url_for("views.inbox.list_threads", application_id=application_id, **inbox_filters(request.args))
     if is_htmx():

@@ -14,6 +14,7 @@ from quart.datastructures import FileStorage
 from app.db import atomic
 from app.models import Application
 from app.services.organizations import change_role, remove_member
+from tests.api.conftest import ON_DISK_AND_IN_A_BUCKET
 from tests.conftest import BASE_URL
 from tests.factories import (
     body_json,
@@ -120,6 +121,7 @@ async def test_create_with_multipart_form_fields(api, token):
     assert created["logo"] is None
 
 
+@ON_DISK_AND_IN_A_BUCKET
 async def test_create_with_a_logo_serves_it_as_png(api, token):
     png = tiny_png()
 
@@ -553,6 +555,7 @@ async def test_update_with_no_fields_is_refused_and_changes_nothing(api, token, 
     assert await data_of(await api.get(f"/applications/{created['id']}", token)) == created
 
 
+@ON_DISK_AND_IN_A_BUCKET
 async def test_update_with_a_logo_replaces_it(api, token, update_method):
     created = await create(api, token, form={"name": "Logo"}, files=upload(tiny_png(), "old.png"))
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+from io import BytesIO
 
-from app.models import Application, Feedback, Tag
+import pytest
+from quart.datastructures import FileStorage
+
+from app.models import Application, Attachment, Feedback, Tag
+from app.services.attachments import store_uploads
 from app.services.deletion import ADMINISTRATORS_ONLY, MAX_SELECTED
+from app.services.files import IncomingFile
+from app.services.storage import Storage, storage_for
+from tests.api.conftest import ON_DISK_AND_IN_A_BUCKET
 from tests.factories import (
     application_row,
     body_json,
@@ -49,6 +56,15 @@ async def team(db: str):
     organization = await make_organization(agent, owners=(owner,))
     application = await make_application(owner, organization_id=organization.id)
     return application, await make_token(owner), await make_token(agent)
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(32)
+
+
+async def thread_with_a_file(storage: Storage, application) -> int:
+    """A thread of the application with one attachment; its id."""
+    [upload] = await store_uploads(storage, application, [IncomingFile("steps.txt", b"steps")], 10**6)
+    return (await make_thread(application, attachments=[upload])).id
 
 
 async def thread_ids(application_id: int) -> list[int]:
@@ -280,6 +296,23 @@ async def test_an_organization_agent_may_not_delete_a_tag(api, team):
     assert allowed.status_code == 204
 
 
+@ON_DISK_AND_IN_A_BUCKET
+async def test_deleting_a_thread_removes_its_files(api, token, user, settings):
+    storage = storage_for(settings)
+    application = await make_application(user, uploads_enabled=True)
+    doomed, kept = (
+        await thread_with_a_file(storage, application),
+        await thread_with_a_file(storage, application),
+    )
+    assert len(await storage.keys("uploads")) == 2
+
+    response = await api.delete(f"/applications/{application.id}/feedback/{doomed}", token)
+
+    assert response.status_code == 204
+    kept_file = await Attachment.get(feedback_id=kept)
+    assert await storage.keys("uploads") == [f"uploads/{application.id}/{kept_file.storage_name}"]
+
+
 # --- DELETE /applications/{id} -----------------------------------------------------------------
 
 
@@ -297,6 +330,27 @@ async def test_deleting_an_application_takes_its_threads(api, token, user, appli
     assert (await api.get(f"/applications/{application.id}", token)).status_code == 404
     assert await Application.filter(owner_id=user.id).values_list("id", flat=True) == [kept.id]
     assert (await application_row(kept.id)).open_threads == 1
+
+
+@ON_DISK_AND_IN_A_BUCKET
+async def test_deleting_an_application_removes_its_files_and_its_logo(api, token, settings):
+    storage = storage_for(settings)
+    created = await api.post(
+        "/applications",
+        token,
+        form={"name": "Doomed", "uploads_enabled": "true"},
+        files={"logo": FileStorage(BytesIO(PNG), filename="logo.png")},
+    )
+    application_id = (await body_json(created))["data"]["id"]
+    await thread_with_a_file(storage, await application_row(application_id))
+    assert len(await storage.keys("uploads")) == 1
+    assert len(await storage.keys("logos")) == 1
+
+    response = await api.delete(f"/applications/{application_id}", token)
+
+    assert response.status_code == 204
+    assert await storage.keys("uploads") == []
+    assert await storage.keys("logos") == []
 
 
 async def test_deleting_an_unknown_application_is_not_found(api, token, application):

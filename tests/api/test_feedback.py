@@ -8,6 +8,7 @@ from app.models import Feedback
 from app.services.attachments import store_uploads
 from app.services.feedback import set_archived
 from app.services.files import IncomingFile
+from app.services.storage import storage_for
 from tests.api.shapes import REPLY_FIELDS
 from tests.conftest import BASE_URL
 from tests.factories import (
@@ -356,7 +357,10 @@ async def test_thread_without_properties_has_an_empty_list(api, token, applicati
 
 async def test_thread_attachments_are_listed_with_their_details(api, token, application, settings):
     [attachment_id] = await store_uploads(
-        application, [IncomingFile("notes.txt", b"hello there")], settings.data_dir, settings.max_upload_bytes
+        storage_for(settings),
+        application,
+        [IncomingFile("notes.txt", b"hello there")],
+        settings.max_upload_bytes,
     )
     thread = await make_thread(application, attachments=[attachment_id])
 

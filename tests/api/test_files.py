@@ -1,12 +1,16 @@
-"""Files served by Earful: attachments behind capability URLs, and self-hosted avatars."""
+"""Files served by Earful: attachments behind capability URLs (from the data dir and from a
+bucket), and self-hosted avatars."""
 
 from __future__ import annotations
 
 from io import BytesIO
 from urllib.parse import urlsplit
 
+import pytest
 from werkzeug.datastructures import FileStorage
 
+from app.services.storage import storage_for
+from tests.api.conftest import ON_DISK_AND_IN_A_BUCKET
 from tests.conftest import BASE_URL
 from tests.factories import body_json, body_text
 
@@ -55,6 +59,7 @@ async def only_attachment_url(api, token, application, name: str, content: bytes
 # --- attachments ----------------------------------------------------------------------------
 
 
+@ON_DISK_AND_IN_A_BUCKET
 async def test_attachment_url_downloads_the_exact_bytes(api, token, application):
     url = await only_attachment_url(api, token, application, "notes.txt", TEXT)
 
@@ -64,6 +69,7 @@ async def test_attachment_url_downloads_the_exact_bytes(api, token, application)
     assert await response.get_data() == TEXT
 
 
+@ON_DISK_AND_IN_A_BUCKET
 async def test_attachment_download_forbids_content_sniffing(api, token, application):
     url = await only_attachment_url(api, token, application, "notes.txt", TEXT)
 
@@ -72,6 +78,7 @@ async def test_attachment_download_forbids_content_sniffing(api, token, applicat
     assert response.headers["X-Content-Type-Options"] == "nosniff"
 
 
+@ON_DISK_AND_IN_A_BUCKET
 async def test_attachment_that_is_not_an_image_downloads_as_an_attachment(api, token, application):
     url = await only_attachment_url(api, token, application, "notes.txt", TEXT)
 
@@ -83,6 +90,7 @@ async def test_attachment_that_is_not_an_image_downloads_as_an_attachment(api, t
     assert "notes.txt" in disposition
 
 
+@ON_DISK_AND_IN_A_BUCKET
 async def test_png_attachment_is_shown_inline(api, token, application):
     url = await only_attachment_url(api, token, application, "screenshot.png", PNG)
 
@@ -97,6 +105,7 @@ async def test_png_attachment_is_shown_inline(api, token, application):
     assert response.headers["X-Content-Type-Options"] == "nosniff"
 
 
+@ON_DISK_AND_IN_A_BUCKET
 async def test_attachment_url_with_a_wrong_token_is_not_found(api, token, application):
     url = await only_attachment_url(api, token, application, "notes.txt", TEXT)
     prefix, attachment_id, secret, name = local(url).rsplit("/", 3)
@@ -119,6 +128,7 @@ async def test_attachment_url_of_another_attachment_id_is_not_found(api, token, 
     assert response.mimetype == "text/plain"
 
 
+@ON_DISK_AND_IN_A_BUCKET
 async def test_uploaded_html_is_downloaded_not_rendered(api, token, application):
     url = await only_attachment_url(
         api, token, application, "page.html", b"<html><script>alert(1)</script></html>"
@@ -149,6 +159,40 @@ async def test_html_in_an_uploaded_file_name_is_not_served_as_html(api, token, a
     assert response.mimetype != "text/html"
     assert await response.get_data() == b"<b>hi</b>"
     assert HTML_NAME not in await response.get_data(as_text=True)
+
+
+@ON_DISK_AND_IN_A_BUCKET
+async def test_a_download_carries_the_sandbox_length_and_a_private_cache_rule(api, token, application):
+    url = await only_attachment_url(api, token, application, "notes.txt", TEXT)
+
+    response = await api.get(local(url))
+
+    assert "sandbox" in response.headers["Content-Security-Policy"]
+    assert response.headers["Content-Length"] == str(len(TEXT))
+    assert response.headers["Cache-Control"] == "private, max-age=31536000, immutable"
+    assert response.headers["ETag"]
+    assert response.headers["Last-Modified"]
+
+
+@ON_DISK_AND_IN_A_BUCKET
+async def test_an_attachment_whose_file_is_gone_is_not_found(api, token, application, settings):
+    url = await only_attachment_url(api, token, application, "notes.txt", TEXT)
+    storage = storage_for(settings)
+    await storage.delete(await storage.keys("uploads"))
+
+    response = await api.get(local(url))
+
+    assert response.status_code == 404
+    assert await response.get_data(as_text=True) == "Not found"
+
+
+@pytest.mark.parametrize("settings", ["s3"], indirect=True)
+async def test_an_upload_to_a_bucket_writes_nothing_to_the_data_dir(api, token, application, settings):
+    url = await only_attachment_url(api, token, application, "notes.txt", TEXT)
+
+    assert len(await storage_for(settings).keys("uploads")) == 1
+    assert not (settings.data_dir / "uploads").exists()
+    assert await (await api.get(local(url))).get_data() == TEXT
 
 
 # --- avatars --------------------------------------------------------------------------------

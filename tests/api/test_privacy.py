@@ -7,6 +7,7 @@ import json
 from app.models import AuditEntry, Feedback, Member
 from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
+from app.services.storage import storage_for
 from tests.factories import (
     body_json,
     body_text,
@@ -22,7 +23,7 @@ PERSON = "pat@example.org"
 
 
 async def test_erase_answers_the_counts(api, agent, token, application, settings):
-    [upload] = await store_uploads(application, [IncomingFile("a.txt", b"x")], settings.data_dir, 10**6)
+    [upload] = await store_uploads(storage_for(settings), application, [IncomingFile("a.txt", b"x")], 10**6)
     await make_thread(application, email=PERSON, attachments=[upload])
     await make_thread(application, email="sam@example.org")
 
@@ -130,7 +131,7 @@ async def test_export_answers_the_document(api, token, application):
 
 
 async def test_export_gives_the_files_addresses_as_the_api_does(api, token, application, settings):
-    [upload] = await store_uploads(application, [IncomingFile("a.txt", b"x")], settings.data_dir, 10**6)
+    [upload] = await store_uploads(storage_for(settings), application, [IncomingFile("a.txt", b"x")], 10**6)
     thread = await make_thread(application, email=PERSON, attachments=[upload])
 
     document = await body_json(await api.get("/people/export", token, query_string={"email": PERSON}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
+from app.services.storage import storage_for
 from tests.factories import body_json, make_application, make_reply, make_thread, make_token, make_user
 
 
@@ -12,9 +13,9 @@ async def _application_with_threads(count: int, settings):
     application = await make_application(user)
     for number in range(count):
         [upload] = await store_uploads(
+            storage_for(settings),
             application,
             [IncomingFile(f"shot{number}.png", b"\x89PNG\r\n\x1a\n" + bytes(20))],
-            settings.data_dir,
             10**6,
         )
         thread = await make_thread(application, tags=f"tag{number % 3},common", attachments=[upload])

@@ -3,7 +3,6 @@ included), and how the capture API authenticates against them."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from app.errors import Forbidden, NotFound, ValidationError
 from app.models import Application
 from app.services import applications
 from app.services.files import IncomingFile
+from app.services.storage import LocalStorage, logo_key
 from tests.factories import make_application, make_organization, make_user
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
@@ -39,36 +39,81 @@ async def test_a_new_application_has_four_distinct_keys_and_an_intake_address(db
     assert keys["email"] == f"feedback-{application.id}-{application.intake_token}@in.example.org"
 
 
-async def test_creating_with_a_logo_writes_the_row_and_the_file_together(db, tmp_path: Path):
+async def test_creating_with_a_logo_writes_the_row_and_the_file_together(db, storage):
     owner = await make_user()
 
     created = await applications.create_application(
-        owner, {"name": "Acme"}, IncomingFile("l.png", PNG), tmp_path
+        owner, {"name": "Acme"}, IncomingFile("l.png", PNG), storage
     )
 
     assert created.logo_name is not None
-    assert (applications.logos_dir(tmp_path, created.id) / created.logo_name).read_bytes() == PNG
+    assert await storage.read(logo_key(created.id, created.logo_name)) == PNG
     assert (await Application.get(id=created.id)).logo_name == created.logo_name
 
 
-async def test_a_refused_creation_leaves_no_row_and_no_file(db, tmp_path: Path):
+async def test_a_refused_creation_leaves_no_row_and_no_file(db, storage):
     owner, stranger = await make_user(), await make_user()
     organization = await make_organization(stranger)
 
     with pytest.raises(NotFound, match="Invalid organization"):
         await applications.create_application(
-            owner, {"name": "Acme", "organization_id": organization.id}, IncomingFile("l.png", PNG), tmp_path
+            owner, {"name": "Acme", "organization_id": organization.id}, IncomingFile("l.png", PNG), storage
         )
 
     assert await Application.all().count() == 0
-    assert not await asyncio.to_thread(lambda: any(tmp_path.rglob("*.png")))
+    assert await storage.keys("logos") == []
+
+
+async def test_a_new_logo_replaces_the_old_one_and_its_file(db, storage):
+    owner = await make_user()
+    created = await applications.create_application(
+        owner, {"name": "Acme"}, IncomingFile("l.png", PNG), storage
+    )
+
+    updated = await applications.update_application(
+        owner, created, {}, IncomingFile("m.png", PNG + b"2"), storage
+    )
+
+    assert await storage.keys("logos") == [logo_key(created.id, updated.logo_name)]
+    assert await storage.read(logo_key(created.id, updated.logo_name)) == PNG + b"2"
+    with pytest.raises(NotFound):
+        await applications.open_logo(created.id, created.logo_name, storage)
+    assert (await applications.open_logo(created.id, updated.logo_name, storage)).size == len(PNG) + 1
+
+
+async def test_a_refused_update_keeps_the_old_logo_and_stores_no_new_one(db, storage):
+    owner = await make_user()
+    created = await applications.create_application(
+        owner, {"name": "Acme"}, IncomingFile("l.png", PNG), storage
+    )
+
+    with pytest.raises(ValidationError):
+        await applications.update_application(
+            owner, created, {"name": ""}, IncomingFile("m.png", PNG + b"2"), storage
+        )
+
+    assert await storage.keys("logos") == [logo_key(created.id, created.logo_name)]
+    assert (await Application.get(id=created.id)).logo_name == created.logo_name
+
+
+async def test_a_logo_whose_file_is_missing_is_not_found(db, storage):
+    owner = await make_user()
+    created = await applications.create_application(
+        owner, {"name": "Acme"}, IncomingFile("l.png", PNG), storage
+    )
+    await storage.delete([logo_key(created.id, created.logo_name)])
+
+    with pytest.raises(NotFound):
+        await applications.open_logo(created.id, created.logo_name, storage)
 
 
 async def test_an_update_changes_only_what_was_sent(db, tmp_path: Path):
     owner = await make_user()
     application = await make_application(owner, url="https://acme.example")
 
-    updated = await applications.update_application(owner, application, {"name": "Renamed"}, None, tmp_path)
+    updated = await applications.update_application(
+        owner, application, {"name": "Renamed"}, None, LocalStorage(tmp_path)
+    )
 
     assert (updated.name, updated.url) == ("Renamed", "https://acme.example")
 
@@ -78,7 +123,9 @@ async def test_an_update_that_sends_nothing_is_refused(db, tmp_path: Path):
     application = await make_application(owner)
 
     with pytest.raises(ValidationError, match="Nothing sent to update"):
-        await applications.update_application(owner, application, {"unknown": 1}, None, tmp_path)
+        await applications.update_application(
+            owner, application, {"unknown": 1}, None, LocalStorage(tmp_path)
+        )
 
 
 async def test_an_agent_cannot_move_the_organizations_application_out(db, tmp_path: Path):
@@ -87,7 +134,9 @@ async def test_an_agent_cannot_move_the_organizations_application_out(db, tmp_pa
     application = await make_application(owner, organization_id=organization.id)
 
     with pytest.raises(Forbidden):
-        await applications.update_application(agent, application, {"organization_id": ""}, None, tmp_path)
+        await applications.update_application(
+            agent, application, {"organization_id": ""}, None, LocalStorage(tmp_path)
+        )
 
     assert (await Application.get(id=application.id)).organization_id == organization.id
 

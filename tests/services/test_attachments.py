@@ -1,5 +1,5 @@
 """Uploads: unguessable ids, so nobody claims another visitor's upload, and uploads no thread
-claimed are deleted, files too, after a day."""
+claimed are deleted, files too, after a day (from the data dir and from a bucket)."""
 
 from __future__ import annotations
 
@@ -9,36 +9,41 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.config import Quotas
+from app.config import Quotas, Settings
 from app.db import atomic
 from app.errors import PayloadTooLarge, ValidationError
 from app.models import Attachment
 from app.services.attachments import (
     MAX_ATTACHMENT_ID,
     UNCLAIMED_LIFETIME,
-    attachment_path,
+    attachment_key,
     check_daily_quota,
     delete_unclaimed,
     store_uploads,
-    uploads_dir,
 )
 from app.services.files import IncomingFile
 from app.services.replies import attachments_of_replies
+from app.services.storage import Storage, storage_for
 from app.workers import run_housekeeping
 from tests.factories import make_application, make_reply, make_thread, make_user
+from tests.integrity import files_without_rows
+
+
+@pytest.fixture
+def disk(settings: Settings) -> Storage:
+    """The data dir, for the tests of rules that do not depend on where the files are."""
+    return storage_for(settings)
 
 
 def files(*names: str) -> list[IncomingFile]:
     return [IncomingFile(name, f"content of {name}".encode()) for name in names]
 
 
-async def test_upload_ids_are_random_and_safe_in_javascript(db, application, settings):
+async def test_upload_ids_are_random_and_safe_in_javascript(db, application, disk):
     ids = [
         attachment_id
         for _ in range(10)
-        for attachment_id in await store_uploads(
-            application, files("a.txt", "b.txt"), settings.data_dir, 1000
-        )
+        for attachment_id in await store_uploads(disk, application, files("a.txt", "b.txt"), 1000)
     ]
 
     assert all(1 <= attachment_id <= MAX_ATTACHMENT_ID for attachment_id in ids)
@@ -48,17 +53,17 @@ async def test_upload_ids_are_random_and_safe_in_javascript(db, application, set
     assert max(ids) > 2**32  # drawn from the whole range, not counted up
 
 
-async def test_the_next_id_after_ones_own_upload_names_nobody_elses(db, application, settings):
-    [mine] = await store_uploads(application, files("mine.txt"), settings.data_dir, 1000)
-    [visitors] = await store_uploads(application, files("theirs.txt"), settings.data_dir, 1000)
+async def test_the_next_id_after_ones_own_upload_names_nobody_elses(db, application, disk):
+    [mine] = await store_uploads(disk, application, files("mine.txt"), 1000)
+    [visitors] = await store_uploads(disk, application, files("theirs.txt"), 1000)
 
     assert visitors not in (mine - 1, mine + 1)
     thread = await make_thread(application, attachments=[visitors])
     assert (await Attachment.get(id=visitors)).feedback_id == thread.id
 
 
-async def test_attachments_keep_the_order_they_were_uploaded_in(db, agent, application, settings):
-    ids = await store_uploads(application, files(*(f"{n}.txt" for n in range(8))), settings.data_dir, 1000)
+async def test_attachments_keep_the_order_they_were_uploaded_in(db, agent, application, disk):
+    ids = await store_uploads(disk, application, files(*(f"{n}.txt" for n in range(8))), 1000)
     thread = await make_thread(application, attachments=ids)
     reply = await make_reply(agent, application, thread)
     await atomic(lambda: Attachment.filter(id__in=ids[4:]).update(feedback_id=None, reply_id=reply.id))
@@ -68,41 +73,41 @@ async def test_attachments_keep_the_order_they_were_uploaded_in(db, agent, appli
     assert [attachment.name for attachment in listed[reply.id]] == ["4.txt", "5.txt", "6.txt", "7.txt"]
 
 
-async def test_uploads_never_claimed_go_after_a_day_with_their_files(db, application, settings):
+async def test_uploads_never_claimed_go_after_a_day_with_their_files(db, application, storage):
     [old, recent, claimed] = await store_uploads(
-        application, files("old.txt", "recent.txt", "claimed.txt"), settings.data_dir, 1000
+        storage, application, files("old.txt", "recent.txt", "claimed.txt"), 1000
     )
     await make_thread(application, attachments=[claimed])
     day_ago = datetime.now(UTC) - UNCLAIMED_LIFETIME - timedelta(minutes=1)
     await atomic(lambda: Attachment.filter(id__in=[old, claimed]).update(created_at=day_ago))
-    old_file = attachment_path(settings.data_dir, await Attachment.get(id=old))
+    old_file = attachment_key(await Attachment.get(id=old))
 
-    assert await delete_unclaimed(settings.data_dir) == 1
+    assert await delete_unclaimed(storage) == 1
 
     assert sorted(await Attachment.all().values_list("id", flat=True)) == sorted([recent, claimed])
-    assert not old_file.exists()
+    assert not await storage.exists(old_file)
     for kept in await Attachment.all():
-        assert attachment_path(settings.data_dir, kept).exists()
+        assert await storage.exists(attachment_key(kept))
 
 
-async def test_two_cleaners_at_once_delete_each_upload_once(db, application, settings):
-    ids = await store_uploads(application, files("a.txt", "b.txt", "c.txt"), settings.data_dir, 1000)
+async def test_two_cleaners_at_once_delete_each_upload_once(db, application, storage):
+    ids = await store_uploads(storage, application, files("a.txt", "b.txt", "c.txt"), 1000)
     await atomic(
         lambda: Attachment.filter(id__in=ids).update(created_at=datetime.now(UTC) - timedelta(days=2))
     )
 
-    counts = await asyncio.gather(*(delete_unclaimed(settings.data_dir) for _ in range(3)))
+    counts = await asyncio.gather(*(delete_unclaimed(storage) for _ in range(3)))
 
     assert sum(counts) == 3
     assert await Attachment.all().count() == 0
 
 
-async def test_a_submit_naming_a_deleted_upload_is_invalid_attachments(api, application, settings):
-    [upload] = await store_uploads(application, files("late.txt"), settings.data_dir, 1000)
+async def test_a_submit_naming_a_deleted_upload_is_invalid_attachments(api, application, disk):
+    [upload] = await store_uploads(disk, application, files("late.txt"), 1000)
     await atomic(
         lambda: Attachment.filter(id=upload).update(created_at=datetime.now(UTC) - timedelta(days=2))
     )
-    await delete_unclaimed(settings.data_dir)
+    await delete_unclaimed(disk)
 
     response = await api.post(
         f"/applications/{application.id}/submit?key={application.key_api}",
@@ -115,7 +120,7 @@ async def test_a_submit_naming_a_deleted_upload_is_invalid_attachments(api, appl
 
 async def test_housekeeping_deletes_old_uploads_while_serving(db, settings):
     application = await make_application(await make_user())
-    [upload] = await store_uploads(application, files("old.txt"), settings.data_dir, 1000)
+    [upload] = await store_uploads(storage_for(settings), application, files("old.txt"), 1000)
     await atomic(
         lambda: Attachment.filter(id=upload).update(created_at=datetime.now(UTC) - timedelta(days=2))
     )
@@ -132,34 +137,30 @@ async def test_housekeeping_deletes_old_uploads_while_serving(db, settings):
     assert not await Attachment.exists(id=upload)
 
 
-async def test_more_files_than_the_quota_in_one_upload_are_refused_and_none_written(
-    db, application, settings
-):
+async def test_more_files_than_the_quota_in_one_upload_are_refused_and_none_written(db, application, storage):
     names = [f"{n}.txt" for n in range(Quotas().files_per_upload + 1)]
 
     with pytest.raises(ValidationError, match="Too many files"):
-        await store_uploads(application, files(*names), settings.data_dir, 1000)
+        await store_uploads(storage, application, files(*names), 1000)
 
     assert not await Attachment.exists()
-    assert not uploads_dir(settings.data_dir, application.id).exists()
+    assert await storage.keys("uploads") == []
 
 
-async def test_uploads_past_the_days_quota_are_refused_and_none_written(db, application, settings):
+async def test_uploads_past_the_days_quota_are_refused_and_none_written(db, application, storage):
     quotas = Quotas(upload_bytes_per_day=100)
-    await store_uploads(application, [IncomingFile("a.bin", b"x" * 60)], settings.data_dir, 1000, quotas)
+    await store_uploads(storage, application, [IncomingFile("a.bin", b"x" * 60)], 1000, quotas)
 
     with pytest.raises(PayloadTooLarge, match="Upload quota exceeded for today"):
-        await store_uploads(application, [IncomingFile("b.bin", b"x" * 41)], settings.data_dir, 1000, quotas)
+        await store_uploads(storage, application, [IncomingFile("b.bin", b"x" * 41)], 1000, quotas)
 
     assert await Attachment.all().count() == 1
-    assert len(list(uploads_dir(settings.data_dir, application.id).iterdir())) == 1
+    assert len(await storage.keys(f"uploads/{application.id}")) == 1
 
 
-async def test_files_claimed_by_todays_threads_count_toward_the_quota(db, application, settings):
+async def test_files_claimed_by_todays_threads_count_toward_the_quota(db, application, disk):
     quotas = Quotas(upload_bytes_per_day=100)
-    ids = await store_uploads(
-        application, [IncomingFile("a.bin", b"x" * 60)], settings.data_dir, 1000, quotas
-    )
+    ids = await store_uploads(disk, application, [IncomingFile("a.bin", b"x" * 60)], 1000, quotas)
     await make_thread(application, attachments=ids)
 
     with pytest.raises(PayloadTooLarge):
@@ -167,30 +168,36 @@ async def test_files_claimed_by_todays_threads_count_toward_the_quota(db, applic
     await check_daily_quota(application.id, 40, quotas)
 
 
-async def test_yesterdays_uploads_do_not_count_toward_todays_quota(db, application, settings):
+async def test_yesterdays_uploads_do_not_count_toward_todays_quota(db, application, disk):
     quotas = Quotas(upload_bytes_per_day=100)
-    ids = await store_uploads(
-        application, [IncomingFile("a.bin", b"x" * 60)], settings.data_dir, 1000, quotas
-    )
+    ids = await store_uploads(disk, application, [IncomingFile("a.bin", b"x" * 60)], 1000, quotas)
     await make_thread(application, attachments=ids)
 
     await check_daily_quota(application.id, 100, quotas, now=datetime.now(UTC) + timedelta(days=1))
 
 
-async def test_another_applications_uploads_do_not_count_toward_the_quota(db, agent, application, settings):
+async def test_another_applications_uploads_do_not_count_toward_the_quota(db, agent, application, disk):
     quotas = Quotas(upload_bytes_per_day=100)
     other = await make_application(agent)
-    await store_uploads(other, [IncomingFile("a.bin", b"x" * 100)], settings.data_dir, 1000, quotas)
+    await store_uploads(disk, other, [IncomingFile("a.bin", b"x" * 100)], 1000, quotas)
 
     await check_daily_quota(application.id, 100, quotas)
 
 
-async def test_unclaimed_uploads_are_deleted_in_batches(db, application, settings):
+async def test_unclaimed_uploads_are_deleted_in_batches(db, application, storage):
     for _ in range(3):
-        await store_uploads(application, files("a.txt", "b.txt"), settings.data_dir, 1000)
+        await store_uploads(storage, application, files("a.txt", "b.txt"), 1000)
     await atomic(lambda: Attachment.all().update(created_at=datetime.now(UTC) - timedelta(days=2)))
 
-    assert await delete_unclaimed(settings.data_dir, batch=4) == 6
+    assert await delete_unclaimed(storage, batch=4) == 6
 
     assert not await Attachment.exists()
-    assert not list(uploads_dir(settings.data_dir, application.id).iterdir())
+    assert await storage.keys(f"uploads/{application.id}") == []
+
+
+async def test_the_integrity_check_finds_a_file_without_its_row(db, application, storage):
+    [upload] = await store_uploads(storage, application, files("kept.txt"), 1000)
+    await storage.put(f"uploads/{application.id}/orphan", b"left behind", "text/plain")
+
+    assert await files_without_rows(storage) == [f"uploads/{application.id}/orphan"]
+    assert await storage.exists(attachment_key(await Attachment.get(id=upload)))

@@ -19,6 +19,7 @@ from app.services.blocklist import (
     remove_entry,
     sender_blocked,
 )
+from app.services.storage import LocalStorage
 from tests.factories import block, fill_blocklist, make_application, make_thread, make_user
 
 
@@ -180,7 +181,7 @@ async def test_marking_spam_blocks_the_sender_and_deletes_the_thread(db, tmp_pat
     application = await make_application(await make_user())
     spam = await make_thread(application, email="Bot@Spam.example")
     kept = await make_thread(application, email="jane@example.com")
-    result = await mark_spam(application, spam.id, tmp_path)
+    result = await mark_spam(application, spam.id, LocalStorage(tmp_path))
     assert result.deleted == 1
     assert (result.blocked.kind, result.blocked.value) == ("email", "bot@spam.example")
     assert await Feedback.filter(application_id=application.id).values_list("id", flat=True) == [kept.id]
@@ -191,7 +192,7 @@ async def test_marking_spam_of_an_already_blocked_sender_returns_the_entry(db, t
     application = await make_application(await make_user())
     thread = await make_thread(application, email="bot@spam.example")
     entry, _ = await add_entry(application, "bot@spam.example")
-    assert (await mark_spam(application, thread.id, tmp_path)).blocked.id == entry.id
+    assert (await mark_spam(application, thread.id, LocalStorage(tmp_path))).blocked.id == entry.id
 
 
 async def test_marking_spam_of_another_applications_thread_changes_nothing(db, tmp_path: Path):
@@ -199,6 +200,6 @@ async def test_marking_spam_of_another_applications_thread_changes_nothing(db, t
     application, other = await make_application(user), await make_application(user)
     thread = await make_thread(other, email="bot@spam.example")
     with pytest.raises(NotFound, match="Invalid feedback"):
-        await mark_spam(application, thread.id, tmp_path)
+        await mark_spam(application, thread.id, LocalStorage(tmp_path))
     assert await Feedback.filter(id=thread.id).exists()
     assert await BlockedSender.all().count() == 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -21,6 +20,7 @@ from app.repositories.applications import ApplicationRow
 from app.services import deletion, erasure, feedback, replies, retention, tags
 from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
+from app.services.storage import LocalStorage, Storage
 from tests.factories import application_row, make_application, make_thread, make_user
 from tests.integrity import counter_mismatches, files_without_rows
 
@@ -32,9 +32,9 @@ SENDERS = tuple(f"customer{number}@example.org" for number in range(6))
 class Scenario:
     """Applications of one team, and one random write at a time on them."""
 
-    def __init__(self, rng: random.Random, data_dir: Path) -> None:
+    def __init__(self, rng: random.Random, storage: Storage) -> None:
         self.rng = rng
-        self.data_dir = data_dir
+        self.storage = storage
         self.applications: list[ApplicationRow] = []
         self.log: list[str] = []
 
@@ -53,7 +53,7 @@ class Scenario:
         if self.rng.random() < 0.7:
             return []
         files = [IncomingFile("steps.txt", b"steps to reproduce")]
-        return await store_uploads(application, files, self.data_dir, 10**6)
+        return await store_uploads(self.storage, application, files, 10**6)
 
     async def submit(self, application: ApplicationRow) -> None:
         names = self.rng.sample(TAG_NAMES, self.rng.randint(0, 3))
@@ -93,7 +93,7 @@ class Scenario:
     async def delete(self, application: ApplicationRow, feedback_id: int) -> None:
         ids = await self._thread_ids(application)
         chosen = {feedback_id, *self.rng.sample(ids, min(len(ids), self.rng.randint(0, 3)))}
-        await deletion.delete_threads(application, sorted(chosen), self.data_dir)
+        await deletion.delete_threads(application, sorted(chosen), self.storage)
 
     async def delete_tag(self, application: ApplicationRow, _: int) -> None:
         found = await Tag.filter(application_id=application.id).values_list("id", flat=True)
@@ -120,10 +120,10 @@ class Scenario:
             )
 
         await switch_on()
-        await retention.apply_retention(self.data_dir, datetime.now(UTC), batch=3, pause=0)
+        await retention.apply_retention(self.storage, datetime.now(UTC), batch=3, pause=0)
 
     async def erase(self, application: ApplicationRow, _: int) -> None:
-        await erasure.erase_person(None, self.rng.choice(SENDERS), data_dir=self.data_dir)
+        await erasure.erase_person(None, self.rng.choice(SENDERS), storage=self.storage)
 
     async def step(self) -> None:
         application = await self._application()
@@ -155,11 +155,11 @@ class Scenario:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_counters_equal_a_recount_after_random_writes(db, tmp_path, seed):
-    scenario = Scenario(random.Random(seed), tmp_path)
+    scenario = Scenario(random.Random(seed), LocalStorage(tmp_path))
     await scenario.start()
 
     for _ in range(STEPS):
         await scenario.step()
 
     assert await counter_mismatches() == [], scenario.log
-    assert await files_without_rows(tmp_path) == [], scenario.log
+    assert await files_without_rows(scenario.storage) == [], scenario.log

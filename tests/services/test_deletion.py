@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from app.errors import Forbidden, NotFound, ValidationError
 from app.models import Application, Attachment, Feedback, FeedbackTag, Member, Reply, ReplyDay, Tag
-from app.services import deletion, feedback
-from app.services.attachments import store_uploads, uploads_dir
+from app.services import applications, deletion, feedback
+from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
 from app.services.organizations import change_role
+from app.services.storage import LocalStorage, Storage
 from tests.factories import (
     application_row,
     make_application,
@@ -21,9 +20,11 @@ from tests.factories import (
     make_user,
 )
 
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 
-async def _upload(application, data_dir: Path) -> int:
-    [upload] = await store_uploads(application, [IncomingFile("steps.txt", b"steps")], data_dir, 10**6)
+
+async def _upload(application, storage: Storage) -> int:
+    [upload] = await store_uploads(storage, application, [IncomingFile("steps.txt", b"steps")], 10**6)
     return upload
 
 
@@ -36,7 +37,7 @@ async def test_deleting_a_thread_takes_its_replies_tags_and_counts(db, tmp_path)
     await make_reply(user, application, doomed, type="note")
     await feedback.set_archived(application, await feedback.get_thread(application, doomed.id), True)
 
-    await deletion.delete_thread(await application_row(application.id), doomed.id, tmp_path)
+    await deletion.delete_thread(await application_row(application.id), doomed.id, LocalStorage(tmp_path))
 
     stored = await application_row(application.id)
     assert (stored.open_threads, stored.archived_threads, stored.reply_count) == (1, 0, 0)
@@ -50,17 +51,33 @@ async def test_deleting_a_thread_takes_its_replies_tags_and_counts(db, tmp_path)
     assert await FeedbackTag.filter(feedback_id=doomed.id).count() == 0
 
 
-async def test_deleting_a_thread_removes_its_files(db, tmp_path):
+async def test_deleting_a_thread_removes_its_files(db, storage):
     application = await make_application(await make_user(), uploads_enabled=True)
-    upload = await _upload(application, tmp_path)
+    upload = await _upload(application, storage)
     thread = await make_thread(application, attachments=[upload])
-    folder = uploads_dir(tmp_path, application.id)
-    assert len(list(folder.iterdir())) == 1
+    assert len(await storage.keys(f"uploads/{application.id}")) == 1
 
-    await deletion.delete_thread(application, thread.id, tmp_path)
+    await deletion.delete_thread(application, thread.id, storage)
 
-    assert list(folder.iterdir()) == []
+    assert await storage.keys(f"uploads/{application.id}") == []
     assert await Attachment.filter(application_id=application.id).count() == 0
+
+
+async def test_deleting_an_application_removes_its_files_and_logo_and_no_other(db, storage):
+    user = await make_user()
+    application = await applications.create_application(
+        user, {"name": "Doomed", "uploads_enabled": True}, IncomingFile("l.png", PNG), storage
+    )
+    other = await make_application(user, uploads_enabled=True)
+    await make_thread(application, attachments=[await _upload(application, storage)])
+    await _upload(application, storage)  # never attached
+    kept = await _upload(other, storage)
+
+    await deletion.delete_application(user, application, storage)
+
+    assert await storage.keys("uploads") + await storage.keys("logos") == [
+        f"uploads/{other.id}/{(await Attachment.get(id=kept)).storage_name}"
+    ]
 
 
 async def test_a_thread_of_another_application_is_not_deleted(db, tmp_path):
@@ -69,7 +86,7 @@ async def test_a_thread_of_another_application_is_not_deleted(db, tmp_path):
     thread = await make_thread(other)
 
     with pytest.raises(NotFound):
-        await deletion.delete_thread(application, thread.id, tmp_path)
+        await deletion.delete_thread(application, thread.id, LocalStorage(tmp_path))
 
     assert await Feedback.filter(id=thread.id).exists()
     assert (await application_row(other.id)).open_threads == 1
@@ -96,7 +113,7 @@ async def test_an_organization_owner_may_delete_an_application_they_did_not_crea
     application = await make_application(creator, organization_id=organization.id)
     await change_role(owner, organization, creator.id, "agent")
 
-    await deletion.delete_application(owner, application, tmp_path)
+    await deletion.delete_application(owner, application, LocalStorage(tmp_path))
 
     assert not await Application.filter(id=application.id).exists()
 
@@ -108,16 +125,16 @@ async def test_deleting_an_application_takes_everything_under_it(db, tmp_path):
     kept = await make_thread(other)
     for number in range(deletion.BATCH + 3):
         await make_thread(application, tags=[f"t{number % 3}"])
-    thread = await make_thread(application, attachments=[await _upload(application, tmp_path)])
+    thread = await make_thread(application, attachments=[await _upload(application, LocalStorage(tmp_path))])
     await make_reply(user, application, thread)
 
-    deleted = await deletion.delete_application(user, application, tmp_path)
+    deleted = await deletion.delete_application(user, application, LocalStorage(tmp_path))
 
     assert deleted == deletion.BATCH + 4
     assert not await Application.filter(id=application.id).exists()
     for model in (Feedback, Member, Reply, Tag, Attachment, ReplyDay):
         assert await model.filter(application_id=application.id).count() == 0
-    assert not uploads_dir(tmp_path, application.id).exists()
+    assert not (tmp_path / "uploads" / str(application.id)).exists()
     assert await Feedback.filter(id=kept.id).exists()
 
 
@@ -127,7 +144,7 @@ async def test_an_agent_may_not_delete_an_application(db, tmp_path):
     application = await make_application(owner, organization_id=organization.id)
 
     with pytest.raises(Forbidden):
-        await deletion.delete_application(agent, application, tmp_path)
+        await deletion.delete_application(agent, application, LocalStorage(tmp_path))
 
     assert await Application.filter(id=application.id).exists()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,10 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
 from app.repositories.threads import ThreadRow
 from app.services import deletion, erasure
-from app.services.attachments import store_uploads, uploads_dir
+from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
 from app.services.organizations import change_role
+from app.services.storage import LocalStorage, Storage
 from tests.factories import (
     make_application,
     make_customer_reply,
@@ -39,8 +39,8 @@ def _url(attachment: AttachmentRow) -> str:
     return f"https://files.test/{attachment.id}/{attachment.name}"
 
 
-async def _upload(application: ApplicationRow, data_dir: Path, name: str = "steps.txt") -> int:
-    [upload] = await store_uploads(application, [IncomingFile(name, b"secret steps")], data_dir, 10**6)
+async def _upload(application: ApplicationRow, storage: Storage, name: str = "steps.txt") -> int:
+    [upload] = await store_uploads(storage, application, [IncomingFile(name, b"secret steps")], 10**6)
     return upload
 
 
@@ -62,7 +62,7 @@ class World:
     foreign_thread: ThreadRow
 
 
-async def _world(data_dir: Path) -> World:
+async def _world(storage: Storage) -> World:
     """The person in two applications of ``admin`` and in one of someone else; another customer
     whose thread the person answered (with a file) and was copied on."""
     admin = await make_user(plan="team")
@@ -70,7 +70,7 @@ async def _world(data_dir: Path) -> World:
     second = await make_application(admin)
     foreign = await make_application(await make_user())
     mine = await make_thread(
-        first, email="Pat@Example.org", name="Pat", attachments=[await _upload(first, data_dir)], tags=["ui"]
+        first, email="Pat@Example.org", name="Pat", attachments=[await _upload(first, storage)], tags=["ui"]
     )
     await make_reply(admin, first, mine, "We are looking into it.")
     await make_reply(admin, first, mine, "Pat is a VIP, careful.", type="note")
@@ -79,7 +79,7 @@ async def _world(data_dir: Path) -> World:
     await make_reply(admin, second, archived)
     other = await make_thread(first, email=OTHER, name="Sam", tags=["ui"])
     agent_reply = await make_reply(admin, first, other, "Which browser?")
-    await make_customer_reply(first, other, "PAT@example.org", "Same here", (await _upload(first, data_dir),))
+    await make_customer_reply(first, other, "PAT@example.org", "Same here", (await _upload(first, storage),))
     await make_customer_reply(first, other, OTHER, "Firefox.")
     await _mail_to(first, other, agent_reply.id, PERSON)
     foreign_thread = await make_thread(foreign, email=PERSON)
@@ -87,9 +87,9 @@ async def _world(data_dir: Path) -> World:
 
 
 async def test_erasing_takes_the_person_from_every_administered_application(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
-    counts = await erasure.erase_person(world.admin, " PAT@example.org ", data_dir=tmp_path)
+    counts = await erasure.erase_person(world.admin, " PAT@example.org ", storage=LocalStorage(tmp_path))
 
     assert counts == {
         "applications": 2,
@@ -107,9 +107,9 @@ async def test_erasing_takes_the_person_from_every_administered_application(db, 
 
 
 async def test_erasing_leaves_other_people_and_applications_not_administered(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
-    await erasure.erase_person(world.admin, PERSON, data_dir=tmp_path)
+    await erasure.erase_person(world.admin, PERSON, storage=LocalStorage(tmp_path))
 
     assert await Feedback.filter(id=world.other_thread.id).exists()
     remaining = await Reply.filter(feedback_id=world.other_thread.id).values_list("email", flat=True)
@@ -120,30 +120,29 @@ async def test_erasing_leaves_other_people_and_applications_not_administered(db,
 
 
 async def test_counters_stay_exact_after_an_erasure(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
-    await erasure.erase_person(world.admin, PERSON, data_dir=tmp_path)
+    await erasure.erase_person(world.admin, PERSON, storage=LocalStorage(tmp_path))
 
     assert await counter_mismatches() == []
 
 
-async def test_erasing_removes_the_persons_files_and_no_one_elses(db, tmp_path):
-    world = await _world(tmp_path)
-    other_file = await _upload(world.first, tmp_path, "other.txt")
+async def test_erasing_removes_the_persons_files_and_no_one_elses(db, storage):
+    world = await _world(storage)
+    other_file = await _upload(world.first, storage, "other.txt")
     await make_customer_reply(world.first, world.other_thread, OTHER, "Screenshot", (other_file,))
 
-    await erasure.erase_person(world.admin, PERSON, data_dir=tmp_path)
+    await erasure.erase_person(world.admin, PERSON, storage=storage)
 
-    files = list(uploads_dir(tmp_path, world.first.id).iterdir())
     stored = await Attachment.get(id=other_file)
-    assert [path.name for path in files] == [stored.storage_name]
-    assert await files_without_rows(tmp_path) == []
+    assert await storage.keys("uploads") == [f"uploads/{world.first.id}/{stored.storage_name}"]
+    assert await files_without_rows(storage) == []
 
 
 async def test_the_erasure_audit_entry_counts_and_holds_no_personal_data(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
-    counts = await erasure.erase_person(world.admin, PERSON, data_dir=tmp_path)
+    counts = await erasure.erase_person(world.admin, PERSON, storage=LocalStorage(tmp_path))
 
     [entry] = await AuditEntry.filter(action="person.erase")
     assert (entry.actor_id, entry.application_id, entry.counts) == (world.admin.id, None, counts)
@@ -158,7 +157,7 @@ async def test_threads_go_in_batches(db, tmp_path, monkeypatch):
     for _ in range(5):
         await make_thread(application, email=PERSON)
 
-    counts = await erasure.erase_person(user, PERSON, data_dir=tmp_path)
+    counts = await erasure.erase_person(user, PERSON, storage=LocalStorage(tmp_path))
 
     assert (counts["threads"], counts["senders"]) == (5, 1)
     assert await Feedback.filter(application_id=application.id).count() == 0
@@ -166,28 +165,30 @@ async def test_threads_go_in_batches(db, tmp_path, monkeypatch):
 
 
 async def test_erasing_someone_who_is_not_there_counts_zero(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
-    counts = await erasure.erase_person(world.admin, "nobody@example.org", data_dir=tmp_path)
+    counts = await erasure.erase_person(world.admin, "nobody@example.org", storage=LocalStorage(tmp_path))
 
     assert counts == dict.fromkeys(erasure.COUNTS, 0)
     assert await Feedback.all().count() == 4
 
 
 async def test_a_bad_address_is_refused_and_nothing_is_written(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
     with pytest.raises(ValidationError, match=erasure.INVALID_EMAIL.replace(".", r"\.")):
-        await erasure.erase_person(world.admin, "not an address", data_dir=tmp_path)
+        await erasure.erase_person(world.admin, "not an address", storage=LocalStorage(tmp_path))
 
     assert await AuditEntry.all().count() == 0
     assert await Feedback.all().count() == 4
 
 
 async def test_one_named_application_only(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
-    counts = await erasure.erase_person(world.admin, PERSON, str(world.second.id), data_dir=tmp_path)
+    counts = await erasure.erase_person(
+        world.admin, PERSON, str(world.second.id), storage=LocalStorage(tmp_path)
+    )
 
     assert (counts["applications"], counts["threads"]) == (1, 1)
     assert await Member.filter(application_id=world.first.id, email=PERSON).exists()
@@ -196,10 +197,10 @@ async def test_one_named_application_only(db, tmp_path):
 
 
 async def test_an_application_the_actor_does_not_see_is_invalid(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
     with pytest.raises(NotFound, match="Invalid application"):
-        await erasure.erase_person(world.admin, PERSON, world.foreign.id, data_dir=tmp_path)
+        await erasure.erase_person(world.admin, PERSON, world.foreign.id, storage=LocalStorage(tmp_path))
 
     assert await Member.filter(application_id=world.foreign.id, email=PERSON).exists()
 
@@ -211,8 +212,8 @@ async def test_an_agent_who_does_not_administer_the_application_is_refused(db, t
     await make_thread(application, email=PERSON)
 
     with pytest.raises(Forbidden):
-        await erasure.erase_person(agent, PERSON, application.id, data_dir=tmp_path)
-    counts = await erasure.erase_person(agent, PERSON, data_dir=tmp_path)
+        await erasure.erase_person(agent, PERSON, application.id, storage=LocalStorage(tmp_path))
+    counts = await erasure.erase_person(agent, PERSON, storage=LocalStorage(tmp_path))
 
     assert counts["threads"] == 0
     assert await Feedback.filter(application_id=application.id).count() == 1
@@ -225,15 +226,15 @@ async def test_an_organization_owner_erases_in_the_organizations_applications(db
     await change_role(owner, organization, creator.id, "agent")
     await make_thread(application, email=PERSON)
 
-    counts = await erasure.erase_person(owner, PERSON, data_dir=tmp_path)
+    counts = await erasure.erase_person(owner, PERSON, storage=LocalStorage(tmp_path))
 
     assert counts["threads"] == 1
 
 
 async def test_the_operator_erases_in_every_application(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
-    counts = await erasure.erase_person(None, PERSON, data_dir=tmp_path)
+    counts = await erasure.erase_person(None, PERSON, storage=LocalStorage(tmp_path))
 
     assert (counts["applications"], counts["threads"]) == (3, 3)
     [entry] = await AuditEntry.filter(action="person.erase")
@@ -243,7 +244,7 @@ async def test_the_operator_erases_in_every_application(db, tmp_path):
 
 
 async def test_the_export_holds_the_persons_threads_answers_and_emails(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
     document = await erasure.export_person(world.admin, PERSON, attachment_url=_url)
 
@@ -273,7 +274,7 @@ async def test_the_export_holds_the_persons_threads_answers_and_emails(db, tmp_p
 
 
 async def test_the_export_leaves_out_internal_notes_and_other_peoples_answers(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
     await make_customer_reply(world.first, world.person_threads[0], OTHER, "Me too, from Sam")
 
     document = json.dumps(await erasure.export_person(world.admin, PERSON, attachment_url=_url))
@@ -284,7 +285,7 @@ async def test_the_export_leaves_out_internal_notes_and_other_peoples_answers(db
 
 
 async def test_the_export_writes_an_audit_entry_without_personal_data(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
     await erasure.export_person(world.admin, PERSON, world.first.id, attachment_url=_url)
 
@@ -295,7 +296,7 @@ async def test_the_export_writes_an_audit_entry_without_personal_data(db, tmp_pa
 
 
 async def test_exporting_someone_who_is_not_there_gives_no_applications(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
 
     document = await erasure.export_person(world.admin, "nobody@example.org", attachment_url=_url)
 
@@ -303,11 +304,11 @@ async def test_exporting_someone_who_is_not_there_gives_no_applications(db, tmp_
 
 
 async def test_recent_audit_entries_are_the_users_and_their_applications(db, tmp_path):
-    world = await _world(tmp_path)
+    world = await _world(LocalStorage(tmp_path))
     stranger = await make_user()
     await erasure.export_person(world.admin, PERSON, world.first.id, attachment_url=_url)
-    await erasure.erase_person(None, PERSON, world.second.id, data_dir=tmp_path)
-    await erasure.erase_person(None, PERSON, world.foreign.id, data_dir=tmp_path)
+    await erasure.erase_person(None, PERSON, world.second.id, storage=LocalStorage(tmp_path))
+    await erasure.erase_person(None, PERSON, world.foreign.id, storage=LocalStorage(tmp_path))
     await erasure.export_person(stranger, PERSON, attachment_url=_url)
 
     entries = await erasure.recent_audit_entries(world.admin)
@@ -325,7 +326,7 @@ async def test_deleting_an_application_leaves_an_audit_entry(db, tmp_path):
     application = await make_application(user)
     await make_thread(application, email=PERSON)
 
-    await deletion.delete_application(user, application, tmp_path)
+    await deletion.delete_application(user, application, LocalStorage(tmp_path))
 
     [entry] = await AuditEntry.filter(action="application.delete")
     assert (entry.actor_id, entry.application_id, entry.counts) == (user.id, application.id, {"threads": 1})

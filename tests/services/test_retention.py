@@ -14,8 +14,9 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.threads import ThreadRow
 from app.services import feedback, retention
 from app.services.applications import update_application
-from app.services.attachments import store_uploads, uploads_dir
+from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
+from app.services.storage import LocalStorage
 from app.workers import run_retention
 from tests.factories import (
     application_row,
@@ -101,7 +102,9 @@ async def test_retention_is_set_on_create_and_switched_off_on_update(db, tmp_pat
     application = await make_application(user, retention_days="90", retention_archived_only="true")
     assert (application.retention_days, application.retention_archived_only) == (90, True)
 
-    updated = await update_application(user, application, {"retention_days": ""}, None, tmp_path)
+    updated = await update_application(
+        user, application, {"retention_days": ""}, None, LocalStorage(tmp_path)
+    )
 
     assert (updated.retention_days, updated.retention_archived_only) == (None, True)
 
@@ -111,7 +114,9 @@ async def test_a_refused_update_writes_nothing(db, tmp_path):
     application = await make_application(user, retention_days=30)
 
     with pytest.raises(ValidationError):
-        await update_application(user, application, {"name": "Renamed", "retention_days": 0}, None, tmp_path)
+        await update_application(
+            user, application, {"name": "Renamed", "retention_days": 0}, None, LocalStorage(tmp_path)
+        )
 
     stored = await application_row(application.id)
     assert (stored.name, stored.retention_days) == (application.name, 30)
@@ -123,11 +128,13 @@ async def test_only_administrators_change_retention(db, tmp_path):
     application = await make_application(owner, organization_id=organization.id)
 
     with pytest.raises(Forbidden):
-        await update_application(agent, application, {"retention_days": 30}, None, tmp_path)
+        await update_application(agent, application, {"retention_days": 30}, None, LocalStorage(tmp_path))
     with pytest.raises(Forbidden):
-        await update_application(agent, application, {"retention_archived_only": False}, None, tmp_path)
-    await update_application(agent, application, {"name": "Renamed"}, None, tmp_path)
-    await update_application(owner, application, {"retention_days": 30}, None, tmp_path)
+        await update_application(
+            agent, application, {"retention_archived_only": False}, None, LocalStorage(tmp_path)
+        )
+    await update_application(agent, application, {"name": "Renamed"}, None, LocalStorage(tmp_path))
+    await update_application(owner, application, {"retention_days": 30}, None, LocalStorage(tmp_path))
 
     assert (await application_row(application.id)).retention_days == 30
 
@@ -169,7 +176,7 @@ async def test_a_run_deletes_the_old_threads_in_batches(db, tmp_path):
     old = [await _aged(await make_thread(application), 31 + n) for n in range(5)]
     kept = {(await make_thread(application)).id, (await _aged(await make_thread(application), 29)).id}
 
-    deleted = await retention.apply_retention(tmp_path, NOW, batch=2, pause=0)
+    deleted = await retention.apply_retention(LocalStorage(tmp_path), NOW, batch=2, pause=0)
 
     assert deleted == {application.id: len(old)}
     assert await _remaining(application) == kept
@@ -184,7 +191,7 @@ async def test_archived_only_keeps_old_threads_still_open(db, tmp_path):
     open_old = await _aged(await make_thread(application), 40)
     recent = await _archived(application, await make_thread(application))
 
-    await retention.apply_retention(tmp_path, NOW, pause=0)
+    await retention.apply_retention(LocalStorage(tmp_path), NOW, pause=0)
 
     assert await _remaining(application) == {open_old.id, recent.id}
     assert not await Feedback.filter(id=doomed.id).exists()
@@ -203,7 +210,7 @@ async def test_a_thread_unarchived_after_the_pick_is_kept(db, tmp_path, monkeypa
         return next(picks, None) or await pick(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(retention.statements, "oldest_thread_ids", picked_before_the_unarchive)
-    deleted = await retention.apply_retention(tmp_path, NOW, pause=0)
+    deleted = await retention.apply_retention(LocalStorage(tmp_path), NOW, pause=0)
 
     assert deleted == {application.id: 1}
     assert await _remaining(application) == {reopened.id}
@@ -221,7 +228,7 @@ async def test_counters_are_exact_after_a_run(db, tmp_path):
             await _archived(application, thread)
         await _aged(thread, 5 if number % 2 else 11)  # after the replies: their first-reply times stay
 
-    await retention.apply_retention(tmp_path, NOW, batch=3, pause=0)
+    await retention.apply_retention(LocalStorage(tmp_path), NOW, batch=3, pause=0)
 
     assert await counter_mismatches() == []
     stored = await application_row(application.id)
@@ -229,23 +236,23 @@ async def test_counters_are_exact_after_a_run(db, tmp_path):
     assert (stored.reply_count, stored.first_reply_count) == (6, 3)
 
 
-async def test_a_run_removes_the_files_of_the_threads_it_deletes(db, tmp_path):
+async def test_a_run_removes_the_files_of_the_threads_it_deletes(db, storage):
     application = await make_application(await make_user(), uploads_enabled=True, retention_days=30)
     uploads = [
         upload
         for _ in range(2)
-        for upload in await store_uploads(application, [IncomingFile("steps.txt", b"steps")], tmp_path, 10**6)
+        for upload in await store_uploads(storage, application, [IncomingFile("steps.txt", b"steps")], 10**6)
     ]
     await _aged(await make_thread(application, attachments=[uploads[0]]), 31)
     kept = await make_thread(application, attachments=[uploads[1]])
 
-    await retention.apply_retention(tmp_path, NOW, pause=0)
+    await retention.apply_retention(storage, NOW, pause=0)
 
-    assert len(list(uploads_dir(tmp_path, application.id).iterdir())) == 1
+    assert len(await storage.keys(f"uploads/{application.id}")) == 1
     assert await Attachment.filter(application_id=application.id).values_list("feedback_id", flat=True) == [
         kept.id
     ]
-    assert await files_without_rows(tmp_path) == []
+    assert await files_without_rows(storage) == []
 
 
 async def test_a_run_writes_one_audit_entry_per_application_without_personal_data(db, tmp_path):
@@ -253,7 +260,7 @@ async def test_a_run_writes_one_audit_entry_per_application_without_personal_dat
     for _ in range(3):
         await _aged(await make_thread(application, email="jane.doe@example.org", name="Jane Doe"), 31)
 
-    await retention.apply_retention(tmp_path, NOW, batch=2, pause=0)
+    await retention.apply_retention(LocalStorage(tmp_path), NOW, batch=2, pause=0)
 
     [entry] = await AuditEntry.all()
     assert (entry.actor_id, entry.application_id, entry.action) == (None, application.id, "retention.run")
@@ -267,7 +274,7 @@ async def test_a_run_that_deletes_nothing_writes_no_audit_entry(db, tmp_path):
     application = await make_application(await make_user(), retention_days=30)
     await make_thread(application)
 
-    assert await retention.apply_retention(tmp_path, NOW, pause=0) == {}
+    assert await retention.apply_retention(LocalStorage(tmp_path), NOW, pause=0) == {}
 
     assert await AuditEntry.all().count() == 0
 
@@ -283,7 +290,7 @@ async def test_other_applications_are_untouched(db, tmp_path):
         (await _aged(await make_thread(longer), 100)).id,
     }
 
-    deleted = await retention.apply_retention(tmp_path, NOW, pause=0)
+    deleted = await retention.apply_retention(LocalStorage(tmp_path), NOW, pause=0)
 
     assert deleted == {application.id: 1}
     assert set(await Feedback.all().values_list("id", flat=True)) == kept
@@ -305,8 +312,8 @@ async def test_two_runs_at_once_delete_and_count_every_thread_once(db, tmp_path)
     kept = await make_thread(application, tags=["billing"])
 
     first, second = await asyncio.gather(
-        retention.apply_retention(tmp_path, NOW, batch=2, pause=0),
-        retention.apply_retention(tmp_path, NOW, batch=2, pause=0),
+        retention.apply_retention(LocalStorage(tmp_path), NOW, batch=2, pause=0),
+        retention.apply_retention(LocalStorage(tmp_path), NOW, batch=2, pause=0),
     )
 
     assert first.get(application.id, 0) + second.get(application.id, 0) == 12
@@ -323,7 +330,7 @@ async def test_a_run_pauses_between_batches(db, tmp_path):
     loop = asyncio.get_running_loop()
     started = loop.time()
 
-    await retention.apply_retention(tmp_path, NOW, batch=2, pause=0.2)
+    await retention.apply_retention(LocalStorage(tmp_path), NOW, batch=2, pause=0.2)
 
     assert loop.time() - started >= 0.4  # two pauses: after the first and the second full batch
 

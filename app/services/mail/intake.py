@@ -28,6 +28,7 @@ from app.services.files import IncomingFile
 from app.services.mail.addresses import Recipient, resolve_recipient
 from app.services.mail.parsing import MalformedMail, ParsedMail, parse_mail
 from app.services.replies import add_customer_reply
+from app.services.storage import storage_for
 from app.services.submissions import MAX_MESSAGE_LENGTH, MIN_MESSAGE_LENGTH, Submission
 
 MAX_RECIPIENTS = 20
@@ -94,7 +95,7 @@ def _files_note(names: list[str]) -> str:
     return f"[Attachments not kept: {', '.join(names)}]" if names else ""
 
 
-def _write_files(
+async def _write_files(
     recipient: Recipient, mail: ParsedMail, settings: Settings
 ) -> tuple[list[AttachmentRow], str]:
     """Write the mail's files as uploads of the application (within the upload limits); their
@@ -117,7 +118,7 @@ def _write_files(
             dropped.append(f"{incoming.filename} (too many files)")
         else:
             kept.append(incoming)
-    return write_uploads(application, kept, settings.data_dir), _files_note(dropped)
+    return await write_uploads(storage_for(settings), application, kept), _files_note(dropped)
 
 
 def _text(mail: ParsedMail, note: str, with_subject: bool, attached: int) -> str:
@@ -141,16 +142,16 @@ async def _deliver(recipient: Recipient, mail: ParsedMail, settings: Settings) -
         return Delivered("duplicate", recipient.thread.id if recipient.thread else None)
     if recipient.thread is None and len(mail.text or mail.subject) < MIN_MESSAGE_LENGTH and not mail.files:
         raise UnreadableMail("The message has no text")
-    uploads, note = _write_files(recipient, mail, settings)
+    uploads, note = await _write_files(recipient, mail, settings)
     try:
         return await _take(recipient, mail, key, uploads, note)
     except IntegrityError:
-        remove_uploads(settings.data_dir, uploads)
+        await remove_uploads(storage_for(settings), uploads)
         if await outbox.received(key):  # the same mail, delivered twice at once
             return Delivered("duplicate", recipient.thread.id if recipient.thread else None)
         raise
     except BaseException:
-        remove_uploads(settings.data_dir, uploads)
+        await remove_uploads(storage_for(settings), uploads)
         raise
 
 

@@ -12,6 +12,7 @@ from app.models import WebhookDelivery, WebhookEvent
 from app.services import feedback, tags
 from app.services.deletion import delete_application, delete_thread
 from app.services.erasure import erase_person
+from app.services.storage import storage_for
 from app.services.webhooks import events
 from app.services.webhooks.endpoints import create_endpoint, organization_scope
 from tests.factories import (
@@ -124,7 +125,7 @@ async def test_a_deleted_thread_is_announced_as_it_was(agent, application, hook_
     thread = await make_thread(application, message="Please delete my data.")
     await make_webhook(agent, application, HOOK, hook_settings, events=["feedback.deleted"])
 
-    await delete_thread(application, thread.id, hook_settings.data_dir)
+    await delete_thread(application, thread.id, storage_for(hook_settings))
 
     [(kind, body)] = await written()
     assert kind == "feedback.deleted"
@@ -212,7 +213,7 @@ async def test_deleting_a_whole_application_announces_no_thread(hook_settings):
     scope = await organization_scope(owner, organization.id)
     await create_endpoint(owner, scope, {"url": HOOK, "events": ["feedback.deleted"]}, hook_settings)
 
-    await delete_application(owner, application, hook_settings.data_dir)
+    await delete_application(owner, application, storage_for(hook_settings))
 
     assert await written() == []
 
@@ -225,7 +226,7 @@ async def test_an_erasure_forgets_the_earlier_events_and_announces_the_deletion(
     await make_webhook(agent, application, HOOK, hook_settings)
     await make_reply(agent, application, thread, "Thanks Jane.")
 
-    await erase_person(agent, "jane@example.org", data_dir=hook_settings.data_dir)
+    await erase_person(agent, "jane@example.org", storage=storage_for(hook_settings))
 
     kinds = [(kind, body["data"]["id"]) for kind, body in await written()]
     assert kinds == [("feedback.deleted", thread.id)]
