@@ -16,6 +16,7 @@ the id of the request or background job run it belongs to.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import sys
@@ -149,6 +150,9 @@ def job_run(worker: str, failure: str, logger: logging.Logger) -> Iterator[JobRu
     except Exception:
         run.outcome = "failed"
         logger.exception(failure)
+    except asyncio.CancelledError:  # the worker was stopped mid-run
+        run.outcome = "stopped"
+        raise
     finally:
         duration_ms = round((time.perf_counter() - started) * 1000, 1)
         fields: dict[str, object] = {"worker": worker, "duration_ms": duration_ms, "outcome": run.outcome}

@@ -3,6 +3,7 @@ with its id, tracebacks included; no e-mail address, feedback text or query stri
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -167,3 +168,18 @@ def test_text_lines_keep_hypercorns_format_with_the_fields_and_id():
 )
 def test_addresses_are_scrubbed(text, scrubbed):
     assert scrub(text) == scrubbed
+
+
+async def test_a_job_run_cut_short_by_its_workers_stop_says_so(lines):
+    async def round_that_hangs() -> None:
+        with job_run("webhooks", "round failed", logging.getLogger("earful.test")):
+            await asyncio.sleep(30)
+
+    task = asyncio.create_task(round_that_hangs())
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    [line] = lines.parsed()
+    assert (line["worker"], line["outcome"]) == ("webhooks", "stopped")
