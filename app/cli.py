@@ -224,6 +224,9 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     log = logging.getLogger("earful.serve")
     configure_logging(settings.log_format)
+    if settings.metrics_bind and settings.metrics_bind[1] == args.port:
+        # The app tells the metrics listener by its port.
+        raise DomainError(f"EARFUL_METRICS_BIND needs another port than --port {args.port}")
     for warning in exposure_warnings(settings.data_dir, sqlite_file(settings.database_url)):
         log.warning(warning)
     asyncio.run(upgrade_database(settings.database_url))

@@ -107,3 +107,19 @@ def test_sigterm_stops_every_worker_and_exits_zero(served):
 
     assert served.process.wait(timeout=60) == 0
     assert any(line.get("message") == "all workers stopped" for line in served.lines())
+
+
+def test_the_metrics_listener_needs_a_port_of_its_own(tmp_path):
+    env = {**Earful(tmp_path / "data").env, "EARFUL_METRICS_BIND": "127.0.0.1:8765"}
+
+    refused = subprocess.run(
+        [str(EARFUL), "serve", "--port", "8765"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert refused.returncode == 1
+    assert "EARFUL_METRICS_BIND needs another port than --port 8765" in refused.stderr
