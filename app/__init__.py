@@ -11,6 +11,8 @@ from app import links
 from app.config import Settings, load_settings
 from app.db import close_database, open_database
 from app.failures import register_failure_handling
+from app.metrics import process_stopped
+from app.observation import register_observation
 from app.routing import IdConverter
 from app.services import deployment, sentiment, users
 from app.services.capture_limits import CaptureLimiter
@@ -45,6 +47,8 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         webhooks,
         widget,
     )
+    from app.api.operations import blueprint as operations_blueprint
+    from app.api.operations import guard_metrics_listener
     from app.views import register_views
     from app.workers import start_background_workers
 
@@ -74,7 +78,10 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         notification_settings,
     ):
         app.register_blueprint(module.blueprint)
+    app.register_blueprint(operations_blueprint)
+    register_observation(app, config)  # first: its clock starts before any other hook
     register_failure_handling(app)
+    guard_metrics_listener(app, config)
     register_views(app, config)
     links.use_routes(app.url_map)
     deployment.use_settings(config)
@@ -109,5 +116,6 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         await app.extensions["earful_capture_limiter"].close()
         if manage_db:
             await close_database()
+        process_stopped()
 
     return app

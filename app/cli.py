@@ -220,36 +220,41 @@ async def _member_export(settings: Settings, args: argparse.Namespace) -> None:
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from hypercorn.config import Config
 
+    from app.logs import configure_logging
+    from app.metrics import prepare_multiprocess_dir
     from app.supervisor import Supervisor
 
     log = logging.getLogger("earful.serve")
-    _log_to_stderr(log)
+    configure_logging(settings.log_format)
+    if settings.metrics_bind and settings.metrics_bind[1] == args.port:
+        # The app tells the metrics listener by its port.
+        raise DomainError(f"EARFUL_METRICS_BIND needs another port than --port {args.port}")
     for warning in exposure_warnings(settings.data_dir, sqlite_file(settings.database_url)):
         log.warning(warning)
     asyncio.run(upgrade_database(settings.database_url))
     asyncio.run(_first_admin(settings))
+    if args.access_log is not None:  # the workers read it from their environment
+        os.environ["EARFUL_ACCESS_LOG"] = "1" if args.access_log else "0"
+    prepare_multiprocess_dir(settings.data_dir / "metrics")
     config = Config()
     config.application_path = "app.asgi:application"
     config.bind = [f"{args.host}:{args.port}"]
     config.workers = args.workers
     config.worker_class = "uvloop"
-    config.accesslog = "-" if args.access_log else None
-    config.errorlog = "-"
+    config.graceful_timeout = settings.graceful_timeout
+    # Earful logs each request itself (app/observation.py); Hypercorn's lines go through the
+    # workers' handler (app/logs.py), passed by name to the spawned workers.
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
     print(f"Earful serves on http://{args.host}:{args.port} (public address {settings.base_url})", flush=True)
+    if settings.metrics_bind:
+        host, port = settings.metrics_bind
+        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        config.bind.append(shown)
+        print(f"Earful serves /metrics without a token on http://{shown}", flush=True)
     if settings.smtp_url:
         print(f"Earful sends e-mail through {_smtp_relay(settings)}", flush=True)
     return Supervisor(config, args.workers).run()
-
-
-def _log_to_stderr(logger: logging.Logger) -> None:
-    """Log INFO and above to stderr in the format of Hypercorn's error log, which shares it."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        logging.Formatter("%(asctime)s [%(process)d] [%(levelname)s] %(message)s", "[%Y-%m-%d %H:%M:%S %z]")
-    )
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
 
 
 def _at_least_one(value: str) -> int:
@@ -342,7 +347,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--workers", type=_at_least_one, default=1, help="web worker processes, kept running by earful"
     )
-    serve.add_argument("--access-log", action="store_true", help="log every request to stdout")
+    serve.add_argument(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        help="log a line per request to stderr (the default; EARFUL_ACCESS_LOG=0 turns it off too)",
+    )
 
     smtp = commands.add_parser("smtp", help="receive e-mail for the intake and reply addresses (SMTP)")
     smtp.add_argument("--host", default="127.0.0.1")
@@ -470,10 +479,9 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(upgrade_database(settings.database_url))
         else:
             if args.command in ("smtp", "worker"):
-                logging.basicConfig(
-                    level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
-                )
-                logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every command
+                from app.logs import configure_logging
+
+                configure_logging(settings.log_format)
             asyncio.run(handlers[(args.command, getattr(args, "action", None))](settings, args))
     except DomainError as error:
         print(f"earful: {error}", file=sys.stderr)

@@ -81,6 +81,14 @@ class Settings:
     webhook_allow_private: bool = False
     # The hour (UTC) at which agents' daily digests cover the 24 hours before.
     digest_hour: int = 7
+    # Operations (app/logs.py, app/metrics.py, app/api/operations.py): the log lines' format
+    # (auto, json or text), one line per request, /metrics's bearer token and its own listener.
+    log_format: str = "auto"
+    access_log: bool = True
+    metrics_token: str | None = None
+    metrics_bind: tuple[str, int] | None = None
+    # Seconds a stopping worker gives the requests in flight (Hypercorn's graceful_timeout).
+    graceful_timeout: int = 10
 
     @property
     def uploads_dir(self) -> Path:
@@ -188,10 +196,13 @@ def _digest_hour(env: Mapping[str, str]) -> int:
     return int(raw)
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
-    """A yes/no variable: 1, true or yes (any case) for yes; unset, 0, false or no for no."""
+def _flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
+    """A yes/no variable: 1, true or yes (any case) for yes; 0, false or no for no; unset, the
+    default (no)."""
     raw = (env.get(name) or "").strip().lower()
-    if raw in ("", "0", "false", "no"):
+    if not raw:
+        return default
+    if raw in ("0", "false", "no"):
         return False
     if raw in ("1", "true", "yes"):
         return True
@@ -212,6 +223,26 @@ def _storage_url(env: Mapping[str, str]) -> str | None:
     if raw and (not raw.startswith("s3://") or len(raw) == len("s3://")):
         raise ValueError(f"EARFUL_STORAGE_URL must be s3://bucket or s3://bucket/prefix (it is {raw!r})")
     return raw or None
+
+
+def _log_format(env: Mapping[str, str]) -> str:
+    """EARFUL_LOG_FORMAT: json, text, or auto (unset: text at a terminal, JSON otherwise)."""
+    raw = (env.get("EARFUL_LOG_FORMAT") or "auto").strip().lower()
+    if raw not in ("auto", "json", "text"):
+        raise ValueError(f"EARFUL_LOG_FORMAT must be json, text or auto (it is {raw!r})")
+    return raw
+
+
+def _metrics_bind(env: Mapping[str, str]) -> tuple[str, int] | None:
+    """EARFUL_METRICS_BIND: ``host:port`` (``[::1]:9100`` for IPv6); None when unset."""
+    raw = (env.get("EARFUL_METRICS_BIND") or "").strip()
+    if not raw:
+        return None
+    host, _, port = raw.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"EARFUL_METRICS_BIND must look like 127.0.0.1:9100 (it is {raw!r})")
+    return host, int(port)
 
 
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
@@ -247,4 +278,9 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         min_fill_seconds=_min_fill_seconds(env),
         webhook_allow_private=_flag(env, "EARFUL_WEBHOOK_ALLOW_PRIVATE"),
         digest_hour=_digest_hour(env),
+        log_format=_log_format(env),
+        access_log=_flag(env, "EARFUL_ACCESS_LOG", default=True),
+        metrics_token=(env.get("EARFUL_METRICS_TOKEN") or "").strip() or None,
+        metrics_bind=_metrics_bind(env),
+        graceful_timeout=_positive_int(env, "EARFUL_GRACEFUL_TIMEOUT", 10),
     )

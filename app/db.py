@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import functools
+import importlib
 import os
+import pkgutil
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
@@ -100,6 +102,16 @@ async def upgrade_database(database_url: str) -> None:
         await migrate(config=tortoise_config(database_url))
     finally:
         await Tortoise.close_connections()
+
+
+@functools.cache
+def migration_names() -> frozenset[str]:
+    """The migrations this code brings (``0015_webhooks_notifications_receipts`` ...): a database
+    is up to date for it when each is applied, whatever newer ones a later release applied."""
+    package = importlib.import_module(MIGRATIONS_MODULE)
+    return frozenset(
+        module.name for module in pkgutil.iter_modules(package.__path__) if module.name[:4].isdigit()
+    )
 
 
 # SQLite serves a process through one connection, so a read waited behind every statement of

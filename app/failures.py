@@ -8,19 +8,20 @@
   in ``X-Request-Id``, to quote when reporting it.
 
 Every answer carries ``X-Request-Id``: the one a reverse proxy sent (when it is a plain token of
-at most 64 characters), else a new one.
+at most 64 characters), else a new one. The id is also the log's (``app.logs.current_id``): every
+line logged while the request runs carries it, tracebacks included.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import uuid
 
 from quart import Quart, Response, g, request
 from werkzeug.exceptions import HTTPException
 
 from app.errors import DomainError
+from app.logs import current_id, new_id
 
 logger = logging.getLogger("earful.requests")
 
@@ -42,7 +43,8 @@ def register_failure_handling(app: Quart) -> None:
     @app.before_request
     async def name_the_request() -> None:
         given = request.headers.get(REQUEST_ID_HEADER, "")
-        g.request_id = given if _SAFE_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        g.request_id = given if _SAFE_REQUEST_ID.fullmatch(given) else new_id()
+        current_id.set(g.request_id)
 
     @app.after_request
     async def tell_the_request_id(response: Response) -> Response:
@@ -64,7 +66,9 @@ def register_failure_handling(app: Quart) -> None:
 
     @app.errorhandler(Exception)
     async def unexpected_error(error: Exception) -> Response | tuple[str, int]:
-        logger.error("request %s failed: %s %r", request_id(), request.method, request.path, exc_info=error)
+        # The route's rule, not the path: a path may hold what a client typed.
+        route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+        logger.error("request %s failed: %s %s", request_id(), request.method, route, exc_info=error)
         if request.blueprint and request.blueprint.startswith("views"):
             from app.views.rendering import render_template
 

@@ -14,7 +14,8 @@ supervisor replaces Hypercorn's master and keeps its worker:
   ``CRASH_WINDOW`` seconds (workers that die right after they start, again and again), it stops
   the other workers and exits with status 1, so that a process manager sees the failure.
 - SIGTERM or SIGINT: every worker gets SIGTERM, which Hypercorn's worker takes as a graceful
-  stop (requests in flight get ``graceful_timeout`` to finish); a worker still running
+  stop (requests in flight get ``graceful_timeout`` to finish, then the background workers
+  stop and hand back the outbox and webhook rows they hold); a worker still running
   ``STOP_GRACE`` seconds later is killed. Exit status 0.
 - SIGHUP reloads: a new set of workers is started, then the old ones are stopped gracefully.
 - Workers stop when the master dies (Linux ``PR_SET_PDEATHSIG``), so that a master killed with
@@ -41,7 +42,9 @@ from hypercorn.config import Config, Sockets
 
 CRASH_LIMIT = 5
 CRASH_WINDOW = 60.0
-STOP_GRACE = 10.0  # seconds beyond the config's graceful_timeout before stragglers are killed
+# Seconds beyond the config's graceful_timeout before stragglers are killed: the background
+# workers stop after the requests (up to app.workers.STOP_TIMEOUT each) and hand back their leases.
+STOP_GRACE = 20.0
 _PR_SET_PDEATHSIG = 1
 
 log = logging.getLogger("earful.serve")

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from quart import Quart
 
 from app.config import Settings
+from app.logs import job_run
 from app.services.attachments import delete_unclaimed
 from app.services.invalidation import serve_invalidations
 from app.services.mail.outbox import run_worker
@@ -27,7 +28,7 @@ from app.services.webhooks.upkeep import forget_old_deliveries
 
 logger = logging.getLogger("earful.workers")
 
-STOP_TIMEOUT = 10.0
+STOP_TIMEOUT = 5.0  # then the task is cancelled; deliveries it holds are handed back
 HOUSEKEEPING_SECONDS = 3600.0
 HOUSEKEEPING_FIRST_DELAY = 60.0
 RETENTION_FIRST_DELAY = 90.0
@@ -72,11 +73,9 @@ async def run_housekeeping(
     seconds, until ``stop`` is set."""
     delay = first_delay
     while not await _stopped_within(stop, delay):
-        try:
+        with job_run("housekeeping", "housekeeping round failed", logger):
             await delete_unclaimed(storage_for(settings))
             await forget_old_deliveries(datetime.now(UTC))
-        except Exception:  # the database may be away for a while: try again next round
-            logger.exception("housekeeping round failed")
         delay = interval
 
 
@@ -88,10 +87,8 @@ async def run_retention(
     runs it; runs that overlap delete and count each thread once (app.services.retention)."""
     delay = first_delay
     while not await _stopped_within(stop, delay):
-        try:
-            await apply_retention(storage_for(settings), datetime.now(UTC))
-        except Exception:  # the database may be away for a while: try again next round
-            logger.exception("retention run failed")
+        with job_run("retention", "retention run failed", logger) as run:
+            run.items = sum((await apply_retention(storage_for(settings), datetime.now(UTC))).values())
         delay = settings.retention_seconds
 
 
@@ -105,10 +102,8 @@ async def run_digests(
     process looks, and a digest already queued (by any process) is not queued again."""
     delay = first_delay
     while not await _stopped_within(stop, delay):
-        try:
-            await send_digests(settings, datetime.now(UTC))
-        except Exception:  # the database may be away for a while: try again next round
-            logger.exception("digest round failed")
+        with job_run("digests", "digest round failed", logger) as run:
+            run.items = await send_digests(settings, datetime.now(UTC))
         delay = interval
 
 

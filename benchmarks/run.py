@@ -13,7 +13,8 @@ as CSV through the API (``measure_export``: rows/s and the serving workers' peak
 
 Environment: ``BENCH_THREADS`` (1000000), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32),
 ``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names), ``BENCH_PAIRS`` (3:
-capture submit and the reference's submit are run in turns, this many times each).
+capture submit and the reference's submit are run in turns, this many times each),
+``BENCH_WORKERS`` (2: Earful's worker processes; the sizing advice compares 1 and 2).
 Every load goes to 127.0.0.1 only, and every wrk run is bounded by its duration.
 """
 
@@ -59,6 +60,7 @@ WRK_THREADS = int(os.environ.get("BENCH_WRK_THREADS", "2"))
 ONLY = {name for name in os.environ.get("BENCH_ONLY", "").split(",") if name}
 POSTGRES_URL = os.environ.get("EARFUL_BENCH_POSTGRES_URL", "")
 PAIRS = int(os.environ.get("BENCH_PAIRS", "3"))
+WORKERS = os.environ.get("BENCH_WORKERS", "2")
 
 
 @dataclass
@@ -431,7 +433,7 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
         print(f"seeded in {seed_seconds:.1f} s: {seed_report}", flush=True)
 
         server = subprocess.Popen(
-            [str(EARFUL), "serve", "--workers", "2", "--port", str(port)],
+            [str(EARFUL), "serve", "--workers", WORKERS, "--port", str(port)],
             env=env,
             stdout=(data_dir / "serve.log").open("w"),
             stderr=subprocess.STDOUT,
@@ -612,7 +614,7 @@ def write_results(runs: list[BackendRun]) -> None:
         "# Benchmarks",
         "",
         "Written by `make bench` (`benchmarks/run.py`); run it again to refresh. Every load runs on",
-        "127.0.0.1: `earful serve --workers 2` (Hypercorn, uvloop) driven by wrk with "
+        f"127.0.0.1: `earful serve --workers {WORKERS}` (Hypercorn, uvloop) driven by wrk with "
         f"{WRK_THREADS} threads and {CONNECTIONS} connections for {DURATION} per scenario,",
         "wrk on the same machine.",
         "The ratio is a scenario's throughput over the bare reference app's (`benchmarks/reference_app.py`:",

@@ -27,6 +27,7 @@ from tortoise.contrib.test import _topological_sort_models
 from app import create_app
 from app.config import CaptureLimits, Settings, sqlite_url
 from app.db import close_database, open_database, transactional, upgrade_database
+from app.private_files import make_private_dir
 from app.models import Application, User
 from app.services.applications import forget_capture_cache
 from app.services.blocklist import forget_blocklists
@@ -160,7 +161,9 @@ def routes() -> None:
 
 @pytest.fixture
 def settings(db: str, tmp_path: Path) -> Settings:
-    """The test deployment's settings, which the services use too (app.services.deployment)."""
+    """The test deployment's settings, which the services use too (app.services.deployment); its
+    data dir exists, as a served deployment's does."""
+    make_private_dir(tmp_path / "data")
     value = Settings(
         database_url=db,
         data_dir=tmp_path / "data",

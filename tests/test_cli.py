@@ -47,6 +47,7 @@ class Earful:
     def env(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith("EARFUL_")}
         env["EARFUL_DATA_DIR"] = str(self.data_dir)
+        env["EARFUL_LOG_FORMAT"] = "text"  # the lines these tests read (tests/test_logs.py: JSON)
         return env
 
     def __call__(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

@@ -102,3 +102,43 @@ def test_the_minimum_fill_time_is_two_seconds_unless_set(tmp_path):
 def test_a_minimum_fill_time_out_of_range_is_refused(tmp_path, raw):
     with pytest.raises(ValueError, match="EARFUL_MIN_FILL_SECONDS must be a number of seconds from 0 to 60"):
         _settings(tmp_path, EARFUL_MIN_FILL_SECONDS=raw)
+
+
+def test_operations_settings_default_to_auto_logs_a_line_per_request_and_no_metrics(tmp_path):
+    settings = _settings(tmp_path)
+
+    assert (settings.log_format, settings.access_log) == ("auto", True)
+    assert (settings.metrics_token, settings.metrics_bind, settings.graceful_timeout) == (None, None, 10)
+
+
+def test_operations_settings_are_read(tmp_path):
+    settings = _settings(
+        tmp_path,
+        EARFUL_LOG_FORMAT="JSON",
+        EARFUL_ACCESS_LOG="0",
+        EARFUL_METRICS_TOKEN=" t0ken ",
+        EARFUL_METRICS_BIND="[::1]:9100",
+        EARFUL_GRACEFUL_TIMEOUT="30",
+    )
+
+    assert (settings.log_format, settings.access_log) == ("json", False)
+    assert (settings.metrics_token, settings.metrics_bind, settings.graceful_timeout) == (
+        "t0ken",
+        ("::1", 9100),
+        30,
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("EARFUL_LOG_FORMAT", "xml"),
+        ("EARFUL_METRICS_BIND", "9100"),
+        ("EARFUL_METRICS_BIND", "127.0.0.1:http"),
+        ("EARFUL_METRICS_BIND", "127.0.0.1:70000"),
+        ("EARFUL_ACCESS_LOG", "maybe"),
+    ],
+)
+def test_unusable_operations_settings_name_their_variable(tmp_path, variable, value):
+    with pytest.raises(ValueError, match=variable):
+        _settings(tmp_path, **{variable: value})

@@ -13,6 +13,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from app.api.common import json_response, parse_id, read_body, settings, text_response
 from app.errors import DomainError, TooManyRequests, ValidationError
 from app.i18n import N_, normalize_language, translate
+from app.metrics import capture_submitted
 from app.proxies import client_address
 from app.repositories.applications import ApplicationRow
 from app.services.applications import authenticate_capture
@@ -125,6 +126,10 @@ async def submit(application_id: str) -> Response:
             application.id, submission.email, address, submission.ip_address
         ):
             await create_thread(application, submission, quotas)
+            capture_submitted("stored")
+        else:
+            capture_submitted("discarded")
     except DomainError as error:
+        capture_submitted("refused")
         return _error_response(error, language)
     return text_response(translate(N_("Feedback sent!"), language), 201)

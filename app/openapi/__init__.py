@@ -22,6 +22,7 @@ from app.openapi.capture import capture_paths, other_paths
 from app.openapi.deletion import deletion_paths
 from app.openapi.management import management_paths
 from app.openapi.notifications import notification_paths
+from app.openapi.operations import operations_paths
 from app.openapi.privacy import privacy_paths
 from app.openapi.responses import BODY_TOO_LARGE, LENGTH_REQUIRED
 from app.openapi.schemas import COMPONENTS
@@ -67,6 +68,7 @@ def build_document(base_url: str) -> dict[str, Any]:
             {"name": "E-mail intake", "description": "Mail from the deployment's mail server."},
             {"name": "Files", "description": "Avatars, attachments and logos."},
             {"name": "Document", "description": "This description."},
+            {"name": "Operations", "description": "Health, readiness and metrics."},
         ],
         "paths": _with_body_limits(
             _merged(
@@ -79,6 +81,7 @@ def build_document(base_url: str) -> dict[str, Any]:
                 privacy_paths(),
                 webhook_paths(),
                 notification_paths(),
+                operations_paths(),
             )
         ),
         "components": {
@@ -99,6 +102,11 @@ def build_document(base_url: str) -> dict[str, Any]:
                     "type": "http",
                     "scheme": "bearer",
                     "description": "The deployment's `EARFUL_INBOUND_SECRET`.",
+                },
+                "metricsToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "The deployment's `EARFUL_METRICS_TOKEN`.",
                 },
             },
         },

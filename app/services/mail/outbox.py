@@ -11,7 +11,9 @@ at once. A temporary failure puts the row back to ``pending`` with exponential b
 content), or two days without success, marks it ``failed`` with the error. No SMTP exchange can
 be atomic with a database commit: if the process dies after the relay accepted the mail and
 before the row is marked, the lease expires and the row is sent again, with the *same*
-Message-ID, Date and body, so relays and mail clients recognise the duplicate.
+Message-ID, Date and body, so relays and mail clients recognise the duplicate. A worker that
+*stops* (a graceful shutdown, an upgrade) does not wait for its lease: it takes no new row once
+asked to stop, and hands back the rows it still holds, due at once (:func:`release_held`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import aiosmtplib
 
 from app.config import Settings
 from app.db import transactional
+from app.logs import job_run
+from app.metrics import delivery_failed
 from app.repositories import applications, outbox, replies, threads
 from app.repositories.outbox import OutboxRow
 from app.repositories.replies import ReplyRow
@@ -50,6 +54,8 @@ POLL_SECONDS = 10.0
 STATUSES = ("pending", "sending", "sent", "failed")
 
 _wakers: set[asyncio.Event] = set()
+# The rows this process claimed and has not marked yet, by id, with the attempt that claimed them.
+_held: dict[int, int] = {}
 
 
 @dataclass(frozen=True)
@@ -190,6 +196,7 @@ async def send(message: EmailMessage, relay: SmtpRelay, sender: str, recipient: 
 async def _mark(row: OutboxRow, attempts: int, **fields: object) -> None:
     """Change a claimed row, if it is still ours (same attempt, still being sent)."""
     await transactional(outbox.move)(row.id, "sending", attempts, **fields)
+    _held.pop(row.id, None)
 
 
 async def _deliver(row: OutboxRow, settings: Settings, relay: SmtpRelay, now: datetime) -> bool:
@@ -210,10 +217,12 @@ async def _deliver(row: OutboxRow, settings: Settings, relay: SmtpRelay, now: da
     )
     if not claimed:
         return False  # another worker has it, or it changed since it was listed
+    _held[row.id] = attempts
     try:
         message = await compose(row, settings)
         await send(message, relay, parseaddr(settings.mail_sender)[1], row.to_address)
     except DeliveryError as error:
+        delivery_failed("email")
         gave_up = error.permanent or now >= row.created_at + GIVE_UP_AFTER
         logger.warning("outbox: e-mail %s not delivered (attempt %d): %s", row.id, attempts, error)
         if gave_up:
@@ -228,6 +237,7 @@ async def _deliver(row: OutboxRow, settings: Settings, relay: SmtpRelay, now: da
             )
         return False
     except Exception as error:  # a row that cannot even be composed would fail forever
+        delivery_failed("email")
         logger.exception("outbox: e-mail %s could not be composed", row.id)
         await _mark(row, attempts, status="failed", last_error=f"{error.__class__.__name__}: {error}")
         return False
@@ -235,8 +245,11 @@ async def _deliver(row: OutboxRow, settings: Settings, relay: SmtpRelay, now: da
     return True
 
 
-async def deliver_due(settings: Settings, now: datetime | None = None) -> int:
-    """One round of the worker: send every row that is due at ``now``; returns how many were sent.
+async def deliver_due(
+    settings: Settings, now: datetime | None = None, stop: asyncio.Event | None = None
+) -> int:
+    """One round of the worker: send every row that is due at ``now``, one by one until ``stop``
+    is set; returns how many were sent.
 
     Rows left ``sending`` by a worker that died are due again when their lease has expired.
     """
@@ -246,6 +259,8 @@ async def deliver_due(settings: Settings, now: datetime | None = None) -> int:
     moment = now or datetime.now(UTC)
     sent = 0
     for row in await outbox.due(moment, BATCH):
+        if stop is not None and stop.is_set():
+            break
         if await _deliver(row, settings, relay, now or datetime.now(UTC)):
             sent += 1
     return sent
@@ -264,10 +279,8 @@ async def run_worker(settings: Settings, stop: asyncio.Event, interval: float = 
     try:
         while not stop.is_set():
             wake.clear()
-            try:
-                await deliver_due(settings)
-            except Exception:  # the database may be away for a while: keep the worker alive
-                logger.exception("outbox: delivery round failed")
+            with job_run("outbox", "outbox: delivery round failed", logger) as run:
+                run.items = await deliver_due(settings, stop=stop)
             waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
             try:
                 await asyncio.wait(waits, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
@@ -278,6 +291,33 @@ async def run_worker(settings: Settings, stop: asyncio.Event, interval: float = 
                         await waiting
     finally:
         _wakers.discard(wake)
+        await _release_on_stop()
+
+
+async def release_held(now: datetime | None = None) -> int:
+    """Hand back the rows this process claimed and has not marked (its worker stops): pending
+    again and due at ``now``, so that another worker sends them without waiting for the lease.
+    A row marked meanwhile is left as it is. Returns how many were handed back."""
+    held, moment = dict(_held), now or datetime.now(UTC)
+    _held.clear()
+    return await _release(held, moment) if held else 0
+
+
+@transactional
+async def _release(held: dict[int, int], now: datetime) -> int:
+    moved = [
+        await outbox.move(row_id, "sending", attempts, status="pending", next_attempt_at=now)
+        for row_id, attempts in held.items()
+    ]
+    return sum(moved)
+
+
+async def _release_on_stop() -> None:
+    try:
+        if released := await asyncio.shield(release_held()):
+            logger.info("outbox: %d e-mails handed back at stop", released)
+    except Exception:  # the database is away: the rows wait out their lease instead
+        logger.exception("outbox: e-mails held at stop could not be handed back")
 
 
 async def delivery_status_of_replies(reply_ids: list[int]) -> dict[int, str]:

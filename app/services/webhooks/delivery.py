@@ -11,6 +11,10 @@ anything else (a redirect included) a failure, retried after 5 s, 5 min, 30 min,
 and 10 h (about 28 hours in all), then given up. Every attempt is logged with its request
 headers and the first 4 KB of the answer. An endpoint whose deliveries have all failed for five
 days is disabled, its waiting deliveries given up, and its administrators told by e-mail.
+
+A worker that *stops* (a graceful shutdown, an upgrade) starts no new batch once asked to, and
+hands back the deliveries it still holds, due at once (:func:`release_held`), instead of leaving
+them to their lease.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from standardwebhooks import Webhook
 
 from app.config import Settings
 from app.db import after_commit, transactional
+from app.logs import job_run
+from app.metrics import delivery_failed
 from app.repositories import webhooks
 from app.repositories.webhooks import AttemptRow, DeliveryRow, EndpointRow
 from app.services.webhooks.addresses import ForbiddenAddress, GuardedResolver, check_literal_target
@@ -55,6 +61,8 @@ POLL_SECONDS = 5.0
 USER_AGENT = "Earful-Webhooks/1.0"
 
 _wakers: set[asyncio.Event] = set()
+# The deliveries this process claimed and has not recorded yet, by id, with their attempt.
+_held: dict[int, int] = {}
 
 
 @dataclass(frozen=True)
@@ -157,16 +165,21 @@ async def deliver(
     )  # fmt: skip
     if not claimed:
         return False  # another worker has it, or it changed since it was listed
+    _held[delivery.id] = attempts
     endpoint = await webhooks.endpoint_by_id(delivery.endpoint_id)
     if endpoint is None or not endpoint.enabled:
         await transactional(webhooks.move_delivery)(
             delivery.id, "sending", attempts, status="failed", last_error="The endpoint is disabled"
         )
+        _held.pop(delivery.id, None)
         return False
     body = request_body(endpoint, delivery)
     headers = signed_headers(endpoint, delivery.message_id, body, moment)
     answer = await sender.post(endpoint.url, body, headers)
     await _record(delivery, endpoint, attempts, headers, answer, moment, settings)
+    _held.pop(delivery.id, None)
+    if not answer.succeeded:
+        delivery_failed("webhook")
     return answer.succeeded
 
 
@@ -257,11 +270,11 @@ async def run_worker(settings: Settings, stop: asyncio.Event, interval: float = 
     try:
         while not stop.is_set():
             wake.clear()
-            try:
-                while await deliver_due(settings, sender) == BATCH:
-                    pass  # a full batch: more may be due at once
-            except Exception:  # the database may be away for a while: keep the worker alive
-                logger.exception("webhooks: delivery round failed")
+            with job_run("webhooks", "webhooks: delivery round failed", logger) as run:
+                run.items = due = await deliver_due(settings, sender)
+                while due == BATCH and not stop.is_set():  # a full batch: more may be due at once
+                    due = await deliver_due(settings, sender)
+                    run.items += due
             waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
             try:
                 await asyncio.wait(waits, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
@@ -272,7 +285,34 @@ async def run_worker(settings: Settings, stop: asyncio.Event, interval: float = 
                         await waiting
     finally:
         _wakers.discard(wake)
+        await _release_on_stop()
         await sender.close()
+
+
+async def release_held(now: datetime | None = None) -> int:
+    """Hand back the deliveries this process claimed and has not recorded (its worker stops):
+    pending again and due at ``now``, for another worker without waiting for the lease. One
+    recorded meanwhile is left as it is. Returns how many were handed back."""
+    held, moment = dict(_held), now or datetime.now(UTC)
+    _held.clear()
+    return await _release(held, moment) if held else 0
+
+
+@transactional
+async def _release(held: dict[int, int], now: datetime) -> int:
+    moved = [
+        await webhooks.move_delivery(delivery_id, "sending", attempts, status="pending", next_attempt_at=now)
+        for delivery_id, attempts in held.items()
+    ]
+    return sum(moved)
+
+
+async def _release_on_stop() -> None:
+    try:
+        if released := await asyncio.shield(release_held()):
+            logger.info("webhooks: %d deliveries handed back at stop", released)
+    except Exception:  # the database is away: the deliveries wait out their lease instead
+        logger.exception("webhooks: deliveries held at stop could not be handed back")
 
 
 def shown_body(delivery: DeliveryRow, endpoint: EndpointRow) -> str:
