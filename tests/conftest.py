@@ -8,6 +8,7 @@ session, and emptied after every test.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import uuid
@@ -27,8 +28,8 @@ from tortoise.contrib.test import _topological_sort_models
 from app import create_app
 from app.config import CaptureLimits, Settings, sqlite_url
 from app.db import close_database, open_database, transactional, upgrade_database
-from app.private_files import make_private_dir
 from app.models import Application, User
+from app.private_files import make_private_dir
 from app.services.applications import forget_capture_cache
 from app.services.blocklist import forget_blocklists
 from app.services.deployment import use_settings
@@ -175,6 +176,14 @@ def settings(db: str, tmp_path: Path) -> Settings:
     )
     use_settings(value)
     return value
+
+
+@pytest.fixture
+def hook_settings(settings: Settings) -> Settings:
+    """The test settings with EARFUL_WEBHOOK_ALLOW_PRIVATE=1 (receivers listen on loopback)."""
+    changed = dataclasses.replace(settings, webhook_allow_private=True)
+    use_settings(changed)
+    return changed
 
 
 @pytest.fixture

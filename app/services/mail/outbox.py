@@ -2,7 +2,9 @@
 and the notifications, digests, receipts and notices of app.services.notifications).
 
 Delivery strategy. The reply and its outbox row are written in one transaction, with a
-Message-ID key fixed at that moment. A worker *claims* a due row with one conditional UPDATE
+Message-ID key fixed at that moment. Rows are claimed, leased and handed back by the durable
+queue that webhook deliveries use too (app.services.durable_queue). A worker *claims* a due
+row with one conditional UPDATE
 (``status`` and ``attempts`` unchanged -> ``sending``, ``attempts + 1``, a lease in
 ``next_attempt_at``); only the worker whose UPDATE matched sends, so two workers (or two
 processes) never send the same row. After the relay's final ``250`` the row is marked ``sent``
@@ -19,7 +21,6 @@ asked to stop, and hands back the rows it still holds, due at once (:func:`relea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import html
 import logging
 from dataclasses import dataclass
@@ -33,12 +34,12 @@ import aiosmtplib
 
 from app.config import Settings
 from app.db import transactional
-from app.logs import job_run
 from app.metrics import delivery_failed
 from app.repositories import applications, outbox, replies, threads
 from app.repositories.outbox import OutboxRow
 from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
+from app.services.durable_queue import DurableQueue
 from app.services.mail import headers
 from app.services.mail.addresses import outbound_message_id, reply_address, thread_message_id
 
@@ -53,9 +54,9 @@ BATCH = 50
 POLL_SECONDS = 10.0
 STATUSES = ("pending", "sending", "sent", "failed")
 
-_wakers: set[asyncio.Event] = set()
+queue = DurableQueue("outbox", outbox.move, logger)
+
 # The rows this process claimed and has not marked yet, by id, with the attempt that claimed them.
-_held: dict[int, int] = {}
 
 
 @dataclass(frozen=True)
@@ -195,8 +196,7 @@ async def send(message: EmailMessage, relay: SmtpRelay, sender: str, recipient: 
 
 async def _mark(row: OutboxRow, attempts: int, **fields: object) -> None:
     """Change a claimed row, if it is still ours (same attempt, still being sent)."""
-    await transactional(outbox.move)(row.id, "sending", attempts, **fields)
-    _held.pop(row.id, None)
+    await queue.settle(row.id, attempts, **fields)
 
 
 async def _deliver(row: OutboxRow, settings: Settings, relay: SmtpRelay, now: datetime) -> bool:
@@ -212,12 +212,8 @@ async def _deliver(row: OutboxRow, settings: Settings, relay: SmtpRelay, now: da
             last_error=row.last_error or "Not sent within two days",
         )
         return False
-    claimed = await transactional(outbox.move)(
-        row.id, row.status, row.attempts, status="sending", attempts=attempts, next_attempt_at=now + LEASE
-    )
-    if not claimed:
+    if await queue.claim(row.id, row.status, row.attempts, now + LEASE) is None:
         return False  # another worker has it, or it changed since it was listed
-    _held[row.id] = attempts
     try:
         message = await compose(row, settings)
         await send(message, relay, parseaddr(settings.mail_sender)[1], row.to_address)
@@ -268,56 +264,22 @@ async def deliver_due(
 
 def wake_worker() -> None:
     """Tell the workers of this process that a new e-mail is waiting (they also poll)."""
-    for event in _wakers:
-        event.set()
+    queue.wake()
 
 
 async def run_worker(settings: Settings, stop: asyncio.Event, interval: float = POLL_SECONDS) -> None:
-    """Deliver due e-mails until ``stop`` is set: at every wake-up, else every ``interval`` seconds."""
-    wake = asyncio.Event()
-    _wakers.add(wake)
-    try:
-        while not stop.is_set():
-            wake.clear()
-            with job_run("outbox", "outbox: delivery round failed", logger) as run:
-                run.items = await deliver_due(settings, stop=stop)
-            waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
-            try:
-                await asyncio.wait(waits, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiting in waits:
-                    waiting.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await waiting
-    finally:
-        _wakers.discard(wake)
-        await _release_on_stop()
+    """Deliver due e-mails until ``stop`` is set: at every wake-up, else every ``interval`` seconds;
+    the rows still held at the end are handed back."""
+
+    async def one_round() -> tuple[int, bool]:
+        return await deliver_due(settings, stop=stop), False
+
+    await queue.run(stop, one_round, interval)
 
 
 async def release_held(now: datetime | None = None) -> int:
-    """Hand back the rows this process claimed and has not marked (its worker stops): pending
-    again and due at ``now``, so that another worker sends them without waiting for the lease.
-    A row marked meanwhile is left as it is. Returns how many were handed back."""
-    held, moment = dict(_held), now or datetime.now(UTC)
-    _held.clear()
-    return await _release(held, moment) if held else 0
-
-
-@transactional
-async def _release(held: dict[int, int], now: datetime) -> int:
-    moved = [
-        await outbox.move(row_id, "sending", attempts, status="pending", next_attempt_at=now)
-        for row_id, attempts in held.items()
-    ]
-    return sum(moved)
-
-
-async def _release_on_stop() -> None:
-    try:
-        if released := await asyncio.shield(release_held()):
-            logger.info("outbox: %d e-mails handed back at stop", released)
-    except Exception:  # the database is away: the rows wait out their lease instead
-        logger.exception("outbox: e-mails held at stop could not be handed back")
+    """Hand back the rows this process claimed and has not marked (see DurableQueue)."""
+    return await queue.release_held(now)
 
 
 async def delivery_status_of_replies(reply_ids: list[int]) -> dict[int, str]:

@@ -20,7 +20,6 @@ them to their lease.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
@@ -31,11 +30,11 @@ import aiohttp
 from standardwebhooks import Webhook
 
 from app.config import Settings
-from app.db import after_commit, transactional
-from app.logs import job_run
+from app.db import transactional
 from app.metrics import delivery_failed
 from app.repositories import webhooks
 from app.repositories.webhooks import AttemptRow, DeliveryRow, EndpointRow
+from app.services.durable_queue import DurableQueue
 from app.services.webhooks.addresses import ForbiddenAddress, GuardedResolver, check_literal_target
 from app.services.webhooks.slack import slack_body
 
@@ -60,9 +59,9 @@ BATCH = 50
 POLL_SECONDS = 5.0
 USER_AGENT = "Earful-Webhooks/1.0"
 
-_wakers: set[asyncio.Event] = set()
+queue = DurableQueue("webhooks", webhooks.move_delivery, logger)
+
 # The deliveries this process claimed and has not recorded yet, by id, with their attempt.
-_held: dict[int, int] = {}
 
 
 @dataclass(frozen=True)
@@ -158,26 +157,18 @@ async def deliver(
 ) -> bool:
     """Claim, send and record one delivery; True when the receiver accepted it."""
     moment = now or datetime.now(UTC)
-    attempts = delivery.attempts + 1
-    claimed = await transactional(webhooks.move_delivery)(
-        delivery.id, delivery.status, delivery.attempts,
-        status="sending", attempts=attempts, next_attempt_at=moment + LEASE,
-    )  # fmt: skip
-    if not claimed:
+    attempts = await queue.claim(delivery.id, delivery.status, delivery.attempts, moment + LEASE)
+    if attempts is None:
         return False  # another worker has it, or it changed since it was listed
-    _held[delivery.id] = attempts
     endpoint = await webhooks.endpoint_by_id(delivery.endpoint_id)
     if endpoint is None or not endpoint.enabled:
-        await transactional(webhooks.move_delivery)(
-            delivery.id, "sending", attempts, status="failed", last_error="The endpoint is disabled"
-        )
-        _held.pop(delivery.id, None)
+        await queue.settle(delivery.id, attempts, status="failed", last_error="The endpoint is disabled")
         return False
     body = request_body(endpoint, delivery)
     headers = signed_headers(endpoint, delivery.message_id, body, moment)
     answer = await sender.post(endpoint.url, body, headers)
     await _record(delivery, endpoint, attempts, headers, answer, moment, settings)
-    _held.pop(delivery.id, None)
+    queue.settled(delivery.id)
     if not answer.succeeded:
         delivery_failed("webhook")
     return answer.succeeded
@@ -253,66 +244,32 @@ async def deliver_due(settings: Settings, sender: Sender, now: datetime | None =
 
 def wake_worker() -> None:
     """Tell the delivery workers of this process that events are waiting (they also poll)."""
-    for event in _wakers:
-        event.set()
+    queue.wake()
 
 
 def wake_after_commit() -> None:
     """Wake the workers once the running transaction has committed its events."""
-    after_commit(wake_worker)
+    queue.wake_after_commit()
 
 
 async def run_worker(settings: Settings, stop: asyncio.Event, interval: float = POLL_SECONDS) -> None:
-    """Deliver due events until ``stop`` is set: at every wake-up, else every ``interval`` s."""
-    wake = asyncio.Event()
-    _wakers.add(wake)
+    """Deliver due events until ``stop`` is set: at every wake-up, else every ``interval`` s, and
+    at once again after a full batch; the deliveries still held at the end are handed back."""
     sender = Sender(settings.webhook_allow_private)
+
+    async def one_round() -> tuple[int, bool]:
+        due = await deliver_due(settings, sender)
+        return due, due == BATCH
+
     try:
-        while not stop.is_set():
-            wake.clear()
-            with job_run("webhooks", "webhooks: delivery round failed", logger) as run:
-                run.items = due = await deliver_due(settings, sender)
-                while due == BATCH and not stop.is_set():  # a full batch: more may be due at once
-                    due = await deliver_due(settings, sender)
-                    run.items += due
-            waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
-            try:
-                await asyncio.wait(waits, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiting in waits:
-                    waiting.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await waiting
+        await queue.run(stop, one_round, interval)
     finally:
-        _wakers.discard(wake)
-        await _release_on_stop()
         await sender.close()
 
 
 async def release_held(now: datetime | None = None) -> int:
-    """Hand back the deliveries this process claimed and has not recorded (its worker stops):
-    pending again and due at ``now``, for another worker without waiting for the lease. One
-    recorded meanwhile is left as it is. Returns how many were handed back."""
-    held, moment = dict(_held), now or datetime.now(UTC)
-    _held.clear()
-    return await _release(held, moment) if held else 0
-
-
-@transactional
-async def _release(held: dict[int, int], now: datetime) -> int:
-    moved = [
-        await webhooks.move_delivery(delivery_id, "sending", attempts, status="pending", next_attempt_at=now)
-        for delivery_id, attempts in held.items()
-    ]
-    return sum(moved)
-
-
-async def _release_on_stop() -> None:
-    try:
-        if released := await asyncio.shield(release_held()):
-            logger.info("webhooks: %d deliveries handed back at stop", released)
-    except Exception:  # the database is away: the deliveries wait out their lease instead
-        logger.exception("webhooks: deliveries held at stop could not be handed back")
+    """Hand back the deliveries this process claimed and has not recorded (see DurableQueue)."""
+    return await queue.release_held(now)
 
 
 def shown_body(delivery: DeliveryRow, endpoint: EndpointRow) -> str:

@@ -70,8 +70,7 @@ async def test_an_email_marked_meanwhile_is_not_handed_back(agent, application, 
     thread = await make_thread(application, email="jo@example.org")
     await make_reply(agent, application, thread)
     [row] = await OutboundEmail.all()
-    await transactional(rows.move)(row.id, "pending", 0, status="sending", attempts=1)
-    outbox._held[row.id] = 1  # claimed by this process ...
+    await outbox.queue.claim(row.id, "pending", 0, datetime.now(UTC) + LEASE)  # claimed here ...
     await transactional(rows.move)(row.id, "sending", 1, status="sent")  # ... and marked in time
 
     assert await release_held() == 0
