@@ -219,21 +219,37 @@ async def threads_created(written: Sequence[ThreadRow], submissions: Sequence[Su
 async def _notify_new_thread(
     settings: Settings, user: UserRow, thread: ThreadRow, submission: Submission, now: datetime
 ) -> None:
-    link = settings.base_url + thread_path(thread.application_id, thread.id)
     sender = f"{submission.name} <{submission.email}>" if submission.name else submission.email
-    key = _key("notify")
-    excerpt = _excerpt(submission.message)
-    text = (
-        f"New feedback ({thread.sentiment}) from {sender}:\n\n{excerpt}\n\nOpen the thread: {link}\n"
-        + _footer_text(settings, user, thread.application_id)
+    first_line = submission.message.strip().splitlines()[0]
+    await _notify_agent(
+        settings, user, thread, f"New feedback ({thread.sentiment}) from {sender}:", submission.message,
+        f"New {thread.sentiment} feedback: {first_line}", now,
+    )  # fmt: skip
+
+
+async def _notify_agent(
+    settings: Settings,
+    user: UserRow,
+    thread: ThreadRow,
+    headline: str,
+    quoted: str,
+    subject: str,
+    now: datetime,
+) -> None:
+    """Queue an e-mail to an agent about a thread: a headline, the quoted text, a link to the
+    thread and the unsubscribe footer (everything typed by others escaped in the HTML part)."""
+    link = settings.base_url + thread_path(thread.application_id, thread.id)
+    excerpt = _excerpt(quoted)
+    text = f"{headline}\n\n{excerpt}\n\nOpen the thread: {link}\n" + _footer_text(
+        settings, user, thread.application_id
     )
     page = (
-        f"<p>New feedback (<b>{html.escape(thread.sentiment)}</b>) from {html.escape(sender)}:</p>\n"
+        f"<p>{html.escape(headline)}</p>\n"
         f'<blockquote style="white-space:pre-wrap">{html.escape(excerpt)}</blockquote>\n'
         f'<p><a href="{html.escape(link)}">Open the thread</a></p>\n'
         + _footer_html(settings, user, thread.application_id)
     )
-    subject = f"New {thread.sentiment} feedback: {submission.message.strip().splitlines()[0]}"
+    key = _key("notify")
     message = _message(settings, key, user.name, user.email, subject, text, page, now)
     _to_agent(message, settings, user, thread.application_id)
     await _queue("notification", message, key, thread.application_id, user.email, now, thread.id, user.id)
@@ -291,24 +307,10 @@ async def customer_answered(application: ApplicationRow, thread: ThreadRow, repl
         return
     if not await notifications.works_application(agent.id, application.id):
         return
-    now = datetime.now(UTC)
-    link = settings.base_url + thread_path(application.id, thread.id)
-    excerpt = _excerpt(reply.message)
-    key = _key("answer")
-    text = (
-        f"{reply.email} answered in a thread you replied to:\n\n{excerpt}\n\nOpen the thread: {link}\n"
-        + _footer_text(settings, agent, application.id)
-    )
-    page = (
-        f"<p>{html.escape(reply.email)} answered in a thread you replied to:</p>\n"
-        f'<blockquote style="white-space:pre-wrap">{html.escape(excerpt)}</blockquote>\n'
-        f'<p><a href="{html.escape(link)}">Open the thread</a></p>\n'
-        + _footer_html(settings, agent, application.id)
-    )
-    subject = f"New answer from {reply.email}"
-    message = _message(settings, key, agent.name, agent.email, subject, text, page, now)
-    _to_agent(message, settings, agent, application.id)
-    await _queue("notification", message, key, application.id, agent.email, now, thread.id, agent.id)
+    await _notify_agent(
+        settings, agent, thread, f"{reply.email} answered in a thread you replied to:", reply.message,
+        f"New answer from {reply.email}", datetime.now(UTC),
+    )  # fmt: skip
 
 
 # Digests ----------------------------------------------------------------------------------------
