@@ -2,17 +2,22 @@
 with a data dir of its own, sharing one PostgreSQL database, one Redis and one S3 server (moto on
 loopback). A file uploaded through one downloads through the other, a key rotated on one is
 refused by the other at once (not after the capture cache's two seconds), and the capture rate
-limit is one budget for both. About 20 s on an idle machine, mostly the two servers starting.
+limit is one budget for both. While both run their background workers, one reply is e-mailed
+once and delivered to a webhook once; and /readyz says so on both when the database goes away,
+and again when it comes back. About 20 s a test on an idle machine, mostly the servers starting.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -24,6 +29,11 @@ from app.services.invalidation import CACHE_SECONDS
 from tests.browser.live import LiveSite, live_site
 from tests.conftest import create_postgres_database, drop_postgres_database
 from tests.s3_fixtures import BUCKET, S3Server, new_prefix
+from tests.smtp_relay import Relay
+from tests.tcp_proxy import TcpProxy
+from tests.webhook_receiver import Receiver
+
+T = TypeVar("T")
 
 REDIS_URL = "redis://127.0.0.1:6379/13"
 PASSWORD = "a long password 1"
@@ -144,3 +154,92 @@ def test_two_hosts_share_files_keys_and_rate_limits(tmp_path: Path, shared: dict
     assert sorted(statuses) == [201, 201, 201, 429, 429, 429]
     for host in ("one", "two"):  # the files live in the bucket, on neither host's disk
         assert not (tmp_path / host / "uploads").exists()
+
+
+# Background work on both hosts, and readiness ---------------------------------------------------
+
+
+class BackgroundLoop:
+    """An event loop in a thread of its own, for the loopback servers a synchronous test needs
+    beside two live hosts: the SMTP relay, the webhook receiver, the database's proxy."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=30)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=10)
+        self.loop.close()
+
+
+async def _started_receiver() -> Receiver:
+    receiver = Receiver()
+    await receiver.start()
+    return receiver
+
+
+async def _started_relay() -> Relay:
+    relay = Relay()
+    await relay.start()
+    return relay
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} within {seconds} s"
+        time.sleep(0.1)
+
+
+def _readiness(site: LiveSite) -> int:
+    return site.http.get(f"{site.base_url}/readyz").status_code
+
+
+def test_two_hosts_running_workers_send_each_reply_once_and_tell_when_the_database_is_away(
+    tmp_path: Path, shared: dict[str, str]
+):
+    background = BackgroundLoop()
+    proxy = TcpProxy.for_url(shared["EARFUL_DATABASE_URL"])
+    relay, receiver = background.run(_started_relay()), background.run(_started_receiver())
+    try:
+        background.run(proxy.start())
+        settings = {
+            **shared,
+            "EARFUL_DATABASE_URL": proxy.url(shared["EARFUL_DATABASE_URL"]),
+            "EARFUL_SMTP_URL": f"smtp://127.0.0.1:{relay.port}",
+            "EARFUL_WEBHOOK_ALLOW_PRIVATE": "1",
+        }
+        with live_site(tmp_path / "one", **settings) as one, live_site(tmp_path / "two", **settings) as two:
+            token = one.create_agent("owner@example.com", "Owner", PASSWORD)
+            application = one.create_application(token, name="Shop")
+            hooked = one.http.post(
+                f"{one.base_url}/applications/{application['id']}/webhooks",
+                headers={"Authorization": f"Bearer {token}"},
+                json={"url": receiver.url, "events": ["reply.created"]},
+            )
+            assert hooked.status_code == 201, hooked.text
+            assert _submit(one, application, application["keys"]["api"]).status_code == 201
+            (thread,) = two.api_get(token, f"/applications/{application['id']}/feedback")["data"]
+            two.reply(token, application["id"], thread["id"], "Both hosts run workers; you get this once.")
+
+            _wait_until(lambda: len(relay.envelopes) >= 1 and len(receiver.received) >= 1, 30, "delivered")
+            time.sleep(3)  # both workers poll meanwhile: a second copy would arrive now
+            mails = [m for m in relay.messages if m["To"].addresses[0].addr_spec == "customer@example.org"]
+            assert len(mails) == 1
+            assert len(receiver.received) == 1
+            assert json.loads(receiver.received[0].body)["type"] == "reply.created"
+
+            assert (_readiness(one), _readiness(two)) == (200, 200)
+            background.run(proxy.cut())
+            _wait_until(lambda: _readiness(one) == 503 and _readiness(two) == 503, 30, "not ready")
+            background.run(proxy.restore())
+            _wait_until(lambda: _readiness(one) == 200 and _readiness(two) == 200, 30, "ready again")
+    finally:
+        for stopping in (proxy.cut(), relay.stop(), receiver.stop()):
+            background.run(stopping)
+        background.close()
