@@ -47,7 +47,7 @@ def earful(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def wait_for_port(port: int, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert process.poll() is None, process.stdout.read() if process.stdout else ""
         try:

@@ -33,7 +33,7 @@ def _walkthrough(port: int) -> str:
 
 
 def _wait_until_serving(port: int, server: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # a fresh data dir migrates first; a busy machine is slow
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise AssertionError(f"earful serve exited with {server.returncode}")
@@ -44,7 +44,7 @@ def _wait_until_serving(port: int, server: subprocess.Popen) -> None:
             return
         except OSError:
             time.sleep(0.2)
-    raise AssertionError("earful serve did not answer within 30 s")
+    raise AssertionError("earful serve did not answer within 60 s")
 
 
 @pytest.fixture

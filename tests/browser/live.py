@@ -130,7 +130,7 @@ def live_site(data_dir: Path, **settings: str) -> Iterator[LiveSite]:
 
 
 def _wait_until_serving(site: LiveSite, server: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # a fresh data dir migrates first; a busy machine is slow
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise RuntimeError(f"earful serve exited with {server.returncode}")
@@ -139,4 +139,4 @@ def _wait_until_serving(site: LiveSite, server: subprocess.Popen) -> None:
             return
         except httpx.TransportError:
             time.sleep(0.2)
-    raise RuntimeError("earful serve did not answer within 30 s")
+    raise RuntimeError("earful serve did not answer within 60 s")
