@@ -14,7 +14,9 @@ as CSV through the API (``measure_export``: rows/s and the serving workers' peak
 Environment: ``BENCH_THREADS`` (1000000), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32),
 ``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names), ``BENCH_PAIRS`` (3:
 capture submit and the reference's submit are run in turns, this many times each),
-``BENCH_WORKERS`` (2: Earful's worker processes; the sizing advice compares 1 and 2).
+``BENCH_WORKERS`` (2: Earful's worker processes; the sizing advice compares 1 and 2). On PostgreSQL,
+capture submit and the feedback list are measured again with a second ``earful serve`` on the same
+database, the load split between the two (two hosts behind a balancer, here on one machine).
 Every load goes to 127.0.0.1 only, and every wrk run is bounded by its duration.
 """
 
@@ -134,6 +136,72 @@ def measure_beside(name: str, url: str, scenario: Scenario, beside: Scenario) ->
         result = wrk(name, url, replace(scenario, beside=None, connections=half))
         result.beside = load.result()
     return result
+
+
+# Measured on PostgreSQL with a second ``earful serve`` on the same database (two hosts behind a
+# balancer, on one machine here): the load split half and half, the figures summed.
+TWO_PROCESSES = ("capture submit", "feedback list")
+
+
+def measure_two_processes(
+    name: str, bases: tuple[str, str], scenario: Scenario, servers: tuple[subprocess.Popen, subprocess.Popen]
+) -> Measure:
+    """``scenario`` on two servers at once, each on half the connections; their sum (requests,
+    CPU of both servers' workers) and the slower p50/p99."""
+    half = max(1, CONNECTIONS // 2)
+    before = sum(workers_cpu_seconds(server) for server in servers)
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(wrk, name, base, replace(scenario, connections=half)) for base in bases]
+        results = [run.result() for run in runs]
+    requests = sum(result.requests for result in results)
+    combined = Measure(
+        scenario=f"{name} (two processes)",
+        requests_per_second=sum(result.requests_per_second for result in results),
+        p50_ms=max(result.p50_ms for result in results),
+        p99_ms=max(result.p99_ms for result in results),
+        requests=requests,
+        errors=sum(result.errors for result in results),
+    )
+    if requests:
+        combined.cpu_ms = (sum(workers_cpu_seconds(server) for server in servers) - before) * 1000 / requests
+    return combined
+
+
+def serve(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+    """``earful serve`` with the bench's workers on ``port``, in a process group of its own."""
+    return subprocess.Popen(
+        [str(EARFUL), "serve", "--workers", WORKERS, "--port", str(port)],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def bench_second_process(
+    env: dict[str, str], data_dir: Path, base: str, server: subprocess.Popen, chosen: list[Scenario]
+) -> list[Measure]:
+    """The TWO_PROCESSES scenarios with a second server on the same PostgreSQL database."""
+    port = free_port()
+    second_base = f"http://{HOST}:{port}"
+    second_dir = data_dir / "second"
+    second_dir.mkdir(mode=0o700)
+    second_env = {**env, "EARFUL_DATA_DIR": str(second_dir), "EARFUL_BASE_URL": second_base}
+    secret_key = (data_dir / "secret_key").read_text().strip()
+    second_env["EARFUL_SECRET_KEY"] = secret_key  # sessions and links valid on both, as two hosts
+    second = serve(second_env, port, second_dir / "serve.log")
+    try:
+        wait_for(f"{second_base}/app/login")
+        measures = []
+        for scenario in chosen:
+            if scenario.name in TWO_PROCESSES:
+                measures.append(
+                    measure_two_processes(scenario.name, (base, second_base), scenario, (server, second))
+                )
+                report(measures[-1])
+        return measures
+    finally:
+        stop(second)
 
 
 @dataclass
@@ -432,13 +500,7 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
         seed_report = json.loads(seed_out.strip().splitlines()[-1])
         print(f"seeded in {seed_seconds:.1f} s: {seed_report}", flush=True)
 
-        server = subprocess.Popen(
-            [str(EARFUL), "serve", "--workers", WORKERS, "--port", str(port)],
-            env=env,
-            stdout=(data_dir / "serve.log").open("w"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        server = serve(env, port, data_dir / "serve.log")
         try:
             wait_for(f"{base}/app/login")
             with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
@@ -448,9 +510,10 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
             upload = data_dir / "upload.bin"
             upload.write_bytes(os.urandom(100 * 1024))
             reference_server, reference_base = start_reference(reference_url, data_dir)
+            chosen = pick(scenarios(application_id, key, token, thread_id, cookie, upload))
             try:
                 measures, in_turns = [], {}
-                for scenario in pick(scenarios(application_id, key, token, thread_id, cookie, upload)):
+                for scenario in chosen:
                     if scenario.name in IN_TURNS:
                         theirs = IN_TURNS[scenario.name]
                         result, reference, ratios = measure_in_turns(
@@ -472,6 +535,8 @@ def bench_backend(backend: str, database_url: str | None, reference_url: str) ->
                 report(ping, f"({backend})")
             finally:
                 stop(reference_server)
+            if database_url:
+                measures += bench_second_process(env, data_dir, base, server, chosen)
             exported = None
             if not ONLY or "export" in ONLY:
                 exported = measure_export(base, token, application_id, server)
