@@ -37,6 +37,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         export,
         files,
         inbound,
+        invitations,
         management,
         notification_settings,
         privacy,
@@ -72,6 +73,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         privacy,
         webhooks,
         notification_settings,
+        invitations,
     ):
         app.register_blueprint(module.blueprint)
     register_failure_handling(app)

@@ -20,6 +20,7 @@ from typing import Any
 
 from app.openapi.capture import capture_paths, other_paths
 from app.openapi.deletion import deletion_paths
+from app.openapi.invitations import invitation_paths
 from app.openapi.management import management_paths
 from app.openapi.notifications import notification_paths
 from app.openapi.privacy import privacy_paths
@@ -79,6 +80,7 @@ def build_document(base_url: str) -> dict[str, Any]:
                 privacy_paths(),
                 webhook_paths(),
                 notification_paths(),
+                invitation_paths(),
             )
         ),
         "components": {

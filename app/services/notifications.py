@@ -10,6 +10,8 @@ receipt, and administrators' notices.
   the negative threads first, with links. No new thread, no digest. Every worker may run the
   round: a digest's Message-ID key names the agent, the application and the day, so the
   outbox keeps the first one queued and ignores the others.
+- **An invitation** to join an organization goes to the invited address with its link (the only
+  copy of the link that is sent; the token is stored as a digest).
 - **The receipt** (per application, off by default) acknowledges a new thread in the language
   of its submit (en, es, pt), from the thread's own reply address, so the customer's answer
   threads back. It is never sent in answer to automatic mail (the mail intake drops that before
@@ -41,6 +43,7 @@ from app.models import NOTIFICATION_MODES
 from app.repositories import applications, notifications, outbox, webhooks
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
+from app.repositories.organizations import OrganizationRow
 from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
 from app.repositories.webhooks import EndpointRow
@@ -431,3 +434,44 @@ async def queue_endpoint_disabled(endpoint: EndpointRow, settings: Settings, now
         )
         message["Auto-Submitted"] = "auto-generated"
         await _queue("notice", message, key, endpoint.application_id, user.email, now, None, user.id)
+
+
+# Invitations ------------------------------------------------------------------------------------
+
+
+async def queue_invitation(
+    organization: OrganizationRow,
+    inviter: UserRow,
+    email: str,
+    role: str,
+    link: str,
+    expires_at: datetime,
+    now: datetime,
+) -> bool:
+    """E-mail an invitation's link to the invited address, in the invitation's transaction;
+    False when e-mail does not go out (the owner copies the link instead)."""
+    settings = current_settings()
+    if not settings.smtp_url:
+        return False
+    name = " ".join(organization.name.split())
+    who = " ".join(inviter.name.split()) or inviter.email
+    article = "an owner" if role == "owner" else "an agent"
+    until = f"{expires_at.astimezone(UTC):%d %b %Y %H:%M} UTC"
+    key = _key("invitation")
+    text = (
+        f"{who} ({inviter.email}) invited you to join {name} on Earful as {article}, to answer the "
+        f"feedback of its applications together.\n\nAccept the invitation: {link}\n\n"
+        f"The link works once, until {until}. If you did not expect it, ignore this e-mail.\n"
+    )
+    page = (
+        f"<p>{html.escape(who)} ({html.escape(inviter.email)}) invited you to join "
+        f"<b>{html.escape(name)}</b> on Earful as {article}, to answer the feedback of its "
+        "applications together.</p>\n"
+        f'<p><a href="{html.escape(link)}">Accept the invitation</a></p>\n'
+        f'<p style="color:#666;font-size:12px">The link works once, until {html.escape(until)}. '
+        "If you did not expect it, ignore this e-mail.</p>\n"
+    )
+    subject = f"{who} invited you to {name} on Earful"
+    message = _message(settings, key, "", email, subject, text, page, now)
+    message["Auto-Submitted"] = "auto-generated"
+    return await _queue("invitation", message, key, None, email, now)
