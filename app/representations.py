@@ -141,6 +141,12 @@ def reply_json(
     }
 
 
+def _assignee_json(thread: ThreadRow) -> dict[str, Any] | None:
+    """The agent the thread is assigned to, as :func:`user_json` shows a user; None for nobody."""
+    assignee = thread.assignee
+    return None if assignee is None else {"id": assignee.id, "email": assignee.email, "name": assignee.name}
+
+
 def thread_json(details: ThreadDetails, settings: Settings) -> dict[str, Any]:
     thread: ThreadRow = details.thread
     member = thread.sender
@@ -167,6 +173,7 @@ def thread_json(details: ThreadDetails, settings: Settings) -> dict[str, Any]:
         "nps": thread.nps,
         "url": thread.url,
         "language": thread.language,
+        "assignee": _assignee_json(thread),
         "created_at": timestamp(thread.created_at),
         "updated_at": timestamp(thread.updated_at),
         "replies": [

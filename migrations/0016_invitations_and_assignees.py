@@ -1,10 +1,14 @@
 """Invitations to join an organization, and threads assigned to an agent.
 
 ``invitations`` keeps each invitation's address, role, the digest of its link's token and what
-became of it. ``feedback.assignee_id`` names the agent a thread is assigned to; the index by
-(application, archived, assignee, id) serves the inbox's Mine and Unassigned filters newest
-first, and on PostgreSQL its twin ordered by ``-id`` (as migration 0007 does for the others),
-since the lists order by ``-id`` there.
+became of it. ``feedback.assignee_id`` names the agent a thread is assigned to, and one index
+serves the inbox's Mine and Unassigned newest first (app.repositories.inbox.ThreadQuery.assigned):
+
+- SQLite: (application_id, archived, assignee_id, id); ``assignee_id IS NULL`` is an equality
+  there, so the id order follows.
+- PostgreSQL: the lists order by ``-id`` (as migration 0007 explains), and its planner does not
+  take ``IS NULL`` as an equality that fixes the order of the columns after it, so the index is on
+  ``COALESCE(assignee_id, 0)`` (no user has the id 0) and the condition is written the same way.
 """
 
 from tortoise import migrations
@@ -13,23 +17,25 @@ from tortoise.fields.base import OnDelete
 from tortoise import fields
 from tortoise.indexes import Index
 
-ASSIGNEE_INDEX = "feedback_newest_by_assignee"
+INDEXES = {
+    "sqlite": ("feedback_by_assignee", "feedback (application_id, archived, assignee_id, id)"),
+    "postgres": (
+        "feedback_newest_by_assignee",
+        "feedback (application_id, archived, (COALESCE(assignee_id, 0)), (-id))",
+    ),
+}
 
 
 async def create_assignee_index(apps, schema_editor) -> None:
     client = schema_editor.client
-    if client.capabilities.dialect != "postgres":
-        return
-    await client.execute_script(
-        f"CREATE INDEX IF NOT EXISTS {ASSIGNEE_INDEX} ON feedback (application_id, archived, assignee_id, (-id))"
-    )
+    name, columns = INDEXES[client.capabilities.dialect]
+    await client.execute_script(f"CREATE INDEX IF NOT EXISTS {name} ON {columns}")
 
 
 async def drop_assignee_index(apps, schema_editor) -> None:
     client = schema_editor.client
-    if client.capabilities.dialect != "postgres":
-        return
-    await client.execute_script(f"DROP INDEX IF EXISTS {ASSIGNEE_INDEX}")
+    name, _ = INDEXES[client.capabilities.dialect]
+    await client.execute_script(f"DROP INDEX IF EXISTS {name}")
 
 
 class Migration(migrations.Migration):
@@ -60,10 +66,6 @@ class Migration(migrations.Migration):
             model_name='Feedback',
             name='assignee',
             field=fields.ForeignKeyField('models.User', source_field='assignee_id', null=True, db_constraint=True, to_field='id', related_name='assigned_threads', on_delete=OnDelete.SET_NULL),
-        ),
-        ops.AddIndex(
-            model_name='Feedback',
-            index=Index(fields=['application_id', 'archived', 'assignee_id', 'id']),
         ),
         ops.RunPython(create_assignee_index, drop_assignee_index),
     ]

@@ -245,6 +245,11 @@ THREAD = closed(
         "nps": nullable({"type": "integer", "minimum": 0, "maximum": 10}),
         "url": nullable({"type": "string"}),
         "language": {"type": "string"},
+        "assignee": {
+            "anyOf": [ref("User"), {"type": "null"}],
+            "description": "The agent the thread is assigned to, or null (added by Earful). An agent who "
+            "left the organization stays assigned until someone assigns the thread again.",
+        },
         "created_at": TIMESTAMP,
         "updated_at": TIMESTAMP,
         "replies": {"type": "array", "items": ref("Reply")},

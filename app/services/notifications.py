@@ -10,6 +10,9 @@ receipt, and administrators' notices.
   the negative threads first, with links. No new thread, no digest. Every worker may run the
   round: a digest's Message-ID key names the agent, the application and the day, so the
   outbox keeps the first one queued and ignores the others.
+- **An assignment** e-mails the assignee when their mode for the application is ``instant`` (not
+  when they assigned the threads to themselves): one message per assignment, however many threads
+  it assigned (a bulk assignment lists the first ones and counts the others).
 - **An invitation** to join an organization goes to the invited address with its link (the only
   copy of the link that is sent; the token is stored as a digest).
 - **The receipt** (per application, off by default) acknowledges a new thread in the language
@@ -40,7 +43,7 @@ from app.errors import NotFound, ValidationError
 from app.i18n import N_, translate
 from app.links import thread_path, unsubscribe_path
 from app.models import NOTIFICATION_MODES
-from app.repositories import applications, notifications, outbox, webhooks
+from app.repositories import applications, notifications, outbox, threads, webhooks
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.organizations import OrganizationRow
@@ -312,6 +315,61 @@ async def customer_answered(application: ApplicationRow, thread: ThreadRow, repl
     message = _message(settings, key, agent.name, agent.email, subject, text, page, now)
     _to_agent(message, settings, agent, application.id)
     await _queue("notification", message, key, application.id, agent.email, now, thread.id, agent.id)
+
+
+# Assignments ------------------------------------------------------------------------------------
+
+ASSIGNED_LISTED = 10
+
+
+async def threads_assigned(
+    application: ApplicationRow, assignee: UserRow, actor: UserRow | None, feedback_ids: Sequence[int]
+) -> None:
+    """E-mail the agent that threads were assigned to them, in the assignment's transaction, if
+    their mode for the application is ``instant`` (the caller leaves out self-assignment).
+
+    One thread: its sender and an excerpt, and the e-mail row names the thread, so deleting or
+    erasing the thread takes the e-mail with it. Several (a bulk assignment): links only, so the
+    message carries nothing of the customers that an erasure would have to find.
+    """
+    settings = current_settings()
+    if not settings.smtp_url or not feedback_ids:
+        return
+    if await mode_of(assignee, application) != "instant":
+        return
+    now = datetime.now(UTC)
+    name = " ".join(application.name.split())
+    who = " ".join(actor.name.split()) if actor is not None else "Earful"
+    count = len(feedback_ids)
+    links = [settings.base_url + thread_path(application.id, i) for i in list(feedback_ids)[:ASSIGNED_LISTED]]
+    one = (await threads.threads_by_ids(list(feedback_ids)))[0] if count == 1 else None
+    if one is not None:
+        excerpt = _excerpt(one.message)
+        body = f"From {one.sender.email}:\n\n{excerpt}\n\nOpen the thread: {links[0]}\n"
+        body_html = (
+            f"<p>From {html.escape(one.sender.email)}:</p>\n"
+            f'<blockquote style="white-space:pre-wrap">{html.escape(excerpt)}</blockquote>\n'
+            f'<p><a href="{html.escape(links[0])}">Open the thread</a></p>\n'
+        )
+        what = "a thread"
+    else:
+        more = count - len(links)
+        body = "\n".join(f"- {link}" for link in links) + (f"\n\nand {more} more.\n" if more > 0 else "\n")
+        body_html = (
+            "<ul>\n"
+            + "\n".join(f'<li><a href="{html.escape(link)}">{html.escape(link)}</a></li>' for link in links)
+            + "\n</ul>\n"
+            + (f"<p>and {more} more.</p>\n" if more > 0 else "")
+        )
+        what = f"{count} threads"
+    key = _key("assigned")
+    heading = f"{who} assigned you {what} in {name}"
+    text = f"{heading}.\n\n{body}" + _footer_text(settings, assignee, application.id)
+    page = f"<p>{html.escape(heading)}.</p>\n{body_html}" + _footer_html(settings, assignee, application.id)
+    message = _message(settings, key, assignee.name, assignee.email, heading, text, page, now)
+    _to_agent(message, settings, assignee, application.id)
+    thread_id = one.id if one is not None else None
+    await _queue("notification", message, key, application.id, assignee.email, now, thread_id, assignee.id)
 
 
 # Digests ----------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ def _filters() -> InboxFilters:
         "sentiment": sentiment if sentiment in SENTIMENTS else None,
         "tag": args.get("tag", "").strip() or None,
         "query": args.get("q", "").strip(),
+        "assignee": None,
         "before": before if before is not None and valid_id(before) else None,
     }
 

@@ -183,6 +183,12 @@ APPLICATION_ENDPOINTS = [
         id="archive feedback",
     ),
     pytest.param(
+        "patch",
+        "/applications/{alice_app}/feedback/{alice_thread}",
+        {"assignee_id": None},
+        id="unassign feedback",
+    ),
+    pytest.param(
         "post",
         "/applications/{alice_app}/feedback/{alice_thread}/replies",
         {"message": "Hello from Bob"},
