@@ -32,6 +32,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     ``manage_db=False`` leaves the ORM to the caller (the tests open it per database).
     """
     from app.api import (
+        bulk,
         capture,
         document,
         export,
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         webhooks,
         notification_settings,
         invitations,
+        bulk,
     ):
         app.register_blueprint(module.blueprint)
     register_failure_handling(app)

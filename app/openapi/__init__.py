@@ -18,6 +18,7 @@ import json
 from functools import cache
 from typing import Any
 
+from app.openapi.bulk import bulk_paths
 from app.openapi.capture import capture_paths, other_paths
 from app.openapi.deletion import deletion_paths
 from app.openapi.invitations import invitation_paths
@@ -81,6 +82,7 @@ def build_document(base_url: str) -> dict[str, Any]:
                 webhook_paths(),
                 notification_paths(),
                 invitation_paths(),
+                bulk_paths(),
             )
         ),
         "components": {

@@ -222,6 +222,18 @@ async def threads_by_ids(feedback_ids: Sequence[int]) -> list[ThreadRow]:
     return [found[feedback_id] for feedback_id in feedback_ids if feedback_id in found]
 
 
+async def ids_of_application(application_id: int, feedback_ids: Sequence[int]) -> list[int]:
+    """Those of ``feedback_ids`` that are threads of the application, in the order given."""
+    if not feedback_ids:
+        return []
+    rows = await select(
+        f"SELECT id FROM feedback WHERE application_id = {{}} AND id IN ({parameters(len(feedback_ids))})",
+        [application_id, *feedback_ids],
+    )
+    found = {int(row["id"]) for row in rows}
+    return [feedback_id for feedback_id in feedback_ids if feedback_id in found]
+
+
 async def sender_by_id(member_id: int) -> SenderRow | None:
     row = await select_one(
         f"SELECT {columns('m', SENDER_COLUMNS)} FROM members m WHERE m.id = {{}}", [member_id]
@@ -353,6 +365,21 @@ async def assign(
         "UPDATE feedback SET assignee_id = {}, updated_at = {} WHERE application_id = {} "
         f"AND id IN ({parameters(len(feedback_ids))}) AND assignee_id {differs} {{}} RETURNING id",
         [assignee_id, moment(now), application_id, *feedback_ids, assignee_id],
+    )
+    return sorted(int(row["id"]) for row in rows)
+
+
+async def set_archived_many(
+    application_id: int, feedback_ids: Sequence[int], archived: bool, now: datetime
+) -> list[int]:
+    """Archive or unarchive some of an application's threads; the ids of those that changed
+    (threads in that state already, or of another application, did not)."""
+    if not feedback_ids:
+        return []
+    rows = await change_returning(
+        "UPDATE feedback SET archived = {}, updated_at = {} WHERE application_id = {} "
+        f"AND id IN ({parameters(len(feedback_ids))}) AND archived <> {{}} RETURNING id",
+        [archived, moment(now), application_id, *feedback_ids, archived],
     )
     return sorted(int(row["id"]) for row in rows)
 

@@ -200,6 +200,12 @@ APPLICATION_ENDPOINTS = [
         {"message": "Bob's note", "type": "note"},
         id="add note to feedback",
     ),
+    pytest.param(
+        "post",
+        "/applications/{alice_app}/feedback/bulk",
+        {"action": "untag", "tag": "no-such-tag", "filters": {}},
+        id="bulk action",
+    ),
     pytest.param("get", "/applications/{alice_app}/tags", None, id="list tags"),
     pytest.param("get", "/applications/{alice_app}/replies", None, id="list replies"),
     pytest.param("get", "/applications/{alice_app}/notifications", None, id="show notification settings"),

@@ -13,6 +13,8 @@ and every later request saw none; its answers are checked against the document b
 instead (tests/openapi_check.py). The run fails if the fuzzed application did not survive it.
 
 Invitations: the organization has pending invitations; ``revokeInvitation`` gets ids of its own.
+``bulkFeedback`` gets an application of its own ("Bulk target", with threads of its own): with
+``filters`` it may delete or mark as spam every thread it matches.
 
 Webhooks: the fuzzed user also owns an organization; the application and the organization each
 have a webhook with a delivery (a test event), whose ids the fuzzer gets. The server runs with
@@ -61,6 +63,7 @@ DESTRUCTIVE = (
     ("deleteApplicationWebhook", "path.webhook_id", "doomed_webhooks"),
     ("deleteOrganizationWebhook", "path.webhook_id", "doomed_webhooks"),
     ("revokeInvitation", "path.invitation_id", "doomed_invitations"),
+    ("bulkFeedback", "path.application_id", "doomed_applications"),
 )
 PASSWORD = "fuzzing-password-123"
 
@@ -116,11 +119,15 @@ def seed_data(site: LiveSite) -> dict[str, Any]:
     for response in invited:
         response.raise_for_status()
     invitation_ids = [response.json()["data"]["id"] for response in invited]
+    target = site.create_application(token, name="Bulk target")
+    for number in range(DOOMED_THREADS):
+        site.submit(target, email=f"bulk{number}@example.com", message=f"Bulk target number {number}")
     return {
         "token": token,
         "key": application["keys"]["javascript"],
         "invitation_ids": invitation_ids[:1],
         "doomed_invitation_ids": invitation_ids[1:],
+        "doomed_application_ids": [target["id"]],
         "application_id": application["id"],
         "organization_id": organization["id"],
         "feedback_ids": [thread["id"] for thread in threads],
@@ -186,6 +193,7 @@ def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
         "doomed_threads": data["doomed_feedback_ids"],
         "doomed_webhooks": data["doomed_webhook_ids"],
         "doomed_invitations": data["doomed_invitation_ids"],
+        "doomed_applications": data["doomed_application_ids"],
     }
     for name, values in ids.items():
         text += f"\n[dictionaries.{name}]\nvalues = {values}\n"
