@@ -34,11 +34,13 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     ``manage_db=False`` leaves the ORM to the caller (the tests open it per database).
     """
     from app.api import (
+        bulk,
         capture,
         document,
         export,
         files,
         inbound,
+        invitations,
         management,
         notification_settings,
         privacy,
@@ -76,6 +78,8 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         privacy,
         webhooks,
         notification_settings,
+        invitations,
+        bulk,
     ):
         app.register_blueprint(module.blueprint)
     app.register_blueprint(operations_blueprint)

@@ -53,3 +53,8 @@ def unsubscribe_path(user_id: int, application_id: int, signature: str) -> str:
 def thread_path(application_id: int, feedback_id: int) -> str:
     """The thread's page in the agent web app (its permalink)."""
     return _path("views.threads.show_thread", application_id=application_id, feedback_id=feedback_id)
+
+
+def invitation_path(token: str) -> str:
+    """The page where an invitation to an organization is accepted (the token is the permission)."""
+    return _path("views.invitations.show_invitation", token=token)

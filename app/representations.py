@@ -14,6 +14,7 @@ from app.links import attachment_path, logo_path, thread_path
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
+from app.repositories.invitations import InvitationRow
 from app.repositories.organizations import OrganizationRow
 from app.repositories.replies import ReplyRow
 from app.repositories.tags import TagRow
@@ -49,6 +50,20 @@ def organization_json(organization: OrganizationRow, role: str) -> dict[str, Any
         "created_at": timestamp(organization.created_at),
         "updated_at": timestamp(organization.updated_at),
         "role": role,
+    }
+
+
+def invitation_json(invitation: InvitationRow) -> dict[str, Any]:
+    """A pending invitation as the organization's owners see it (never its link: only the answer
+    that makes one carries it)."""
+    return {
+        "id": invitation.id,
+        "organization_id": invitation.organization_id,
+        "email": invitation.email,
+        "role": invitation.role,
+        "invited_by": user_json(invitation.invited_by) if invitation.invited_by is not None else None,
+        "created_at": timestamp(invitation.created_at),
+        "expires_at": timestamp(invitation.expires_at),
     }
 
 
@@ -126,6 +141,12 @@ def reply_json(
     }
 
 
+def _assignee_json(thread: ThreadRow) -> dict[str, Any] | None:
+    """The agent the thread is assigned to, as :func:`user_json` shows a user; None for nobody."""
+    assignee = thread.assignee
+    return None if assignee is None else {"id": assignee.id, "email": assignee.email, "name": assignee.name}
+
+
 def thread_json(details: ThreadDetails, settings: Settings) -> dict[str, Any]:
     thread: ThreadRow = details.thread
     member = thread.sender
@@ -152,6 +173,7 @@ def thread_json(details: ThreadDetails, settings: Settings) -> dict[str, Any]:
         "nps": thread.nps,
         "url": thread.url,
         "language": thread.language,
+        "assignee": _assignee_json(thread),
         "created_at": timestamp(thread.created_at),
         "updated_at": timestamp(thread.updated_at),
         "replies": [

@@ -213,6 +213,28 @@ async def old_application():
         allowed_origins=(), created_at=now, updated_at=now)
 """
 
+OLD_THREAD = """
+async def old_thread(application):
+    # A thread as the schema before 0016 holds it (no assignee): today's writers write that column.
+    from datetime import UTC, datetime
+    from tortoise import connections
+    now = datetime.now(UTC)
+    postgres = connections.get("default").capabilities.dialect == "postgres"
+    def marks(count):
+        return ", ".join("$%d" % (n + 1) if postgres else "?" for n in range(count))
+    [member] = await atomic(lambda: connections.get("default").execute_query_dict(
+        f"INSERT INTO members (application_id, email, name, created_at, updated_at) VALUES ({marks(5)}) "
+        "RETURNING id", [application.id, "customer@example.org", "", now, now]))
+    values = dict(application_id=application.id, member_id=member["id"], message="Old feedback",
+        sentiment="neutral", sentiment_corrected=False, archived=False, nps=None, url=None, language="en",
+        ip_address="", user_agent="", properties="[]", first_reply_time=None, last_reply_at=now,
+        created_at=now, updated_at=now)
+    [row] = await atomic(lambda: connections.get("default").execute_query_dict(
+        f"INSERT INTO feedback ({', '.join(values)}) VALUES ({marks(len(values))}) RETURNING id",
+        list(values.values())))
+    return row["id"]
+"""
+
 BACKFILL_SCRIPT = (
     """
 import asyncio, json, sys
@@ -222,9 +244,10 @@ from tortoise.migrations.api.migrate import migrate
 from app.db import atomic, close_database, ensure_sqlite_directory, open_database, tortoise_config
 from app.db import upgrade_database
 from app.models import Reply, ReplyDay
-from tests.factories import make_thread, make_user
+from tests.factories import make_user
 """
     + OLD_APPLICATION
+    + OLD_THREAD
     + """
 async def main(url):
     ensure_sqlite_directory(url)
@@ -232,10 +255,10 @@ async def main(url):
     await Tortoise.close_connections()
     await open_database(url)
     application = await old_application()
-    thread = await make_thread(application)
+    thread_id = await old_thread(application)
     for day in (21, 21, 22):
         reply = await atomic(lambda: Reply.create(
-            application_id=application.id, feedback_id=thread.id, type="reply", message="Hi",
+            application_id=application.id, feedback_id=thread_id, type="reply", message="Hi",
             from_agent=False, email="customer@example.org",
         ))
         moved = datetime(2026, 11, day, 23, 30, tzinfo=UTC)

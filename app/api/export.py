@@ -35,7 +35,7 @@ async def export_feedback(application_id: str) -> Response:
     body is produced after this handler has returned.
     """
     application = await get_application(current_user(), parse_id(application_id, "Invalid application"))
-    filters = parse_filters(request.args)
+    filters = parse_filters(request.args, current_user().id)
     export_format = export.check_format(request.args.get("format"))
     bom = parse_bom(request.args.get("bom"))
     return export_response(

@@ -17,6 +17,7 @@ from app.services import deletion
 from app.services import feedback as feedback_service
 from app.services import replies as replies_service
 from app.services.applications import get_application
+from app.services.assignment import parse_assignee_id
 from app.services.storage import storage_for
 from app.services.thread_details import load_details
 from app.services.thread_filters import parse_filters
@@ -60,7 +61,7 @@ async def list_feedback(application_id: str) -> Response:
     says whether the total is exact and where the next page starts (see
     :func:`app.services.inbox.count_threads`)."""
     application = await _application(application_id)
-    filters = parse_filters(request.args)
+    filters = parse_filters(request.args, current_user().id)
     limit, offset = query_int("limit", 50), query_int("offset", 0)
     found = await feedback_service.filter_threads(application, filters, limit, offset)
     pagination = _page(found.total.count, limit, offset)
@@ -84,7 +85,7 @@ async def show_feedback(application_id: str, feedback_id: str) -> Response:
 async def update_feedback(application_id: str, feedback_id: str) -> Response:
     application, thread = await _thread(application_id, feedback_id)
     body = await read_body(INVALID_BODY)
-    if "archived" not in body and "sentiment" not in body:
+    if not {"archived", "sentiment", "assignee_id"} & set(body):
         raise ValidationError("Nothing sent to update")
     archived = None
     if "archived" in body:
@@ -94,7 +95,12 @@ async def update_feedback(application_id: str, feedback_id: str) -> Response:
     sentiment = None
     if "sentiment" in body:
         sentiment = feedback_service.check_sentiment(body["sentiment"])
-    thread = await feedback_service.update_thread(application, thread, archived, sentiment)
+    assignee: int | feedback_service.Keep | None = feedback_service.KEEP
+    if "assignee_id" in body:
+        assignee = parse_assignee_id(body["assignee_id"])
+    thread = await feedback_service.update_thread(
+        application, thread, archived, sentiment, assignee, actor=current_user()
+    )
     details = (await load_details([thread]))[0]
     return data(thread_json(details, settings()))
 

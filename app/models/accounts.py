@@ -85,6 +85,37 @@ class Membership(Model):
         indexes = (("user_id", "organization_id"),)
 
 
+class Invitation(Model):
+    """An invitation to join an organization with a role, accepted through a link sent to one address.
+
+    Only the SHA-256 digest of the link's token is stored. An invitation is pending until it is
+    accepted, revoked by an owner or past ``expires_at``; the link's page says which
+    (app.services.invitations holds the rules).
+    """
+
+    id = fields.IntField(primary_key=True)
+    organization: fields.ForeignKeyRelation["Organization"] = fields.ForeignKeyField(
+        "models.Organization", related_name="invitations", on_delete=fields.CASCADE
+    )
+    email = fields.CharField(max_length=254)
+    role = fields.CharField(max_length=16, default=AGENT)
+    token_hash = fields.CharField(max_length=64, unique=True)
+    invited_by: fields.ForeignKeyNullableRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="invitations_sent", null=True, on_delete=fields.SET_NULL
+    )
+    created_at = fields.DatetimeField()
+    expires_at = fields.DatetimeField()
+    accepted_at = fields.DatetimeField(null=True)
+    accepted_by: fields.ForeignKeyNullableRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="invitations_accepted", null=True, on_delete=fields.SET_NULL
+    )
+    revoked_at = fields.DatetimeField(null=True)
+
+    class Meta:
+        table = "invitations"
+        indexes = (("organization_id", "email"),)
+
+
 class SignInThrottle(Model):
     """Sign-in attempts admitted in the current window for one key (an account, an address or both).
 

@@ -52,11 +52,18 @@ class Feedback(Model):
     properties: Any = fields.JSONField(default=list)
     first_reply_time = fields.IntField(null=True)
     last_reply_at = fields.DatetimeField()
+    # The agent the thread is assigned to (its application's creator or a member of its
+    # organization when assigned); kept when that agent leaves, cleared when the user goes.
+    assignee: fields.ForeignKeyNullableRelation["User"] = fields.ForeignKeyField(
+        "models.User", related_name="assigned_threads", null=True, on_delete=fields.SET_NULL
+    )
     created_at = fields.DatetimeField(auto_now_add=True)
     updated_at = fields.DatetimeField(auto_now=True)
 
     class Meta:
         table = "feedback"
+        # The index that serves the inbox's Mine and Unassigned differs per database: migration
+        # 0016 makes it.
         indexes = (
             ("application_id", "archived", "id"),
             ("application_id", "archived", "sentiment", "id"),
@@ -197,13 +204,14 @@ class FormOpen(Model):
         indexes = (("application_id", "created_at"),)
 
 
-OUTBOX_KINDS = ("reply", "notification", "digest", "receipt", "notice")
+OUTBOX_KINDS = ("reply", "notification", "digest", "receipt", "notice", "invitation")
 
 
 class OutboundEmail(Model):
     """An e-mail waiting to be sent, or sent already (the outbox): a public reply to the
     customer (``reply``), a new-feedback notification or a digest to an agent, a receipt to the
-    customer, a notice to administrators (a webhook endpoint disabled).
+    customer, a notice to administrators (a webhook endpoint disabled), an invitation to join an
+    organization.
 
     Written in the transaction of the change it tells of; a worker sends it with retries. The
     Message-ID is fixed at creation, so a retry after a crash is recognisable as the same mail. A

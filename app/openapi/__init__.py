@@ -18,8 +18,10 @@ import json
 from functools import cache
 from typing import Any
 
+from app.openapi.bulk import bulk_paths
 from app.openapi.capture import capture_paths, other_paths
 from app.openapi.deletion import deletion_paths
+from app.openapi.invitations import invitation_paths
 from app.openapi.management import management_paths
 from app.openapi.notifications import notification_paths
 from app.openapi.operations import operations_paths
@@ -82,6 +84,8 @@ def build_document(base_url: str) -> dict[str, Any]:
                 webhook_paths(),
                 notification_paths(),
                 operations_paths(),
+                invitation_paths(),
+                bulk_paths(),
             )
         ),
         "components": {

@@ -47,6 +47,12 @@ THREAD_FILTERS = (
     query("nps_min", {"type": "integer", "minimum": 0, "maximum": 10}, "NPS rating at least this."),
     query("nps_max", {"type": "integer", "minimum": 0, "maximum": 10}, "NPS rating at most this."),
     query(
+        "assignee",
+        {"type": "string", "pattern": "^(me|none|[1-9][0-9]{0,9})$"},
+        "`me`: the threads assigned to the calling user; `none`: those assigned to nobody; a user id: "
+        "those assigned to that user.",
+    ),
+    query(
         "before",
         {"type": "integer", "minimum": 1, "maximum": MAX_ID},
         "Keyset paging: only threads with a smaller id (pass `pagination.next_before`).",
@@ -250,6 +256,15 @@ THREAD_CHANGE_BODY = {
                 "properties": {
                     "archived": {"type": "boolean", "description": "true archives, false unarchives."},
                     "sentiment": {**SENTIMENT, "description": "An agent's correction (added by Earful)."},
+                    "assignee_id": {
+                        "type": ["integer", "null"],
+                        "minimum": 1,
+                        "maximum": MAX_ID,
+                        "description": "Assign the thread to this agent of the application (its creator or "
+                        "a member of its organization), or to nobody with null (added by Earful). The "
+                        "assignee is e-mailed when their notification mode for the application is "
+                        "`instant`, unless they assigned it to themselves.",
+                    },
                 },
             }
         }
@@ -347,6 +362,7 @@ def management_paths() -> dict[str, dict[str, Operation]]:
                         "The archived field must be true or false.",
                         "The sentiment field must be one of positive, neutral, negative.",
                         "The nps_min field must be between 0 and 10.",
+                        "The assignee field must be me, none or a user id.",
                     ),
                     404: INVALID_APPLICATION,
                 },
@@ -405,7 +421,7 @@ def management_paths() -> dict[str, dict[str, Operation]]:
             ),
             "patch": operation(
                 "updateFeedback",
-                "Archive, unarchive or correct the sentiment of a thread",
+                "Archive, unarchive, correct the sentiment of or assign a thread",
                 "write",
                 {
                     200: json_data("The updated thread.", thread),
@@ -413,6 +429,8 @@ def management_paths() -> dict[str, dict[str, Operation]]:
                         "Nothing sent to update",
                         "The archived field must be true or false.",
                         "The selected sentiment is invalid.",
+                        "The assignee must be an agent of the application.",
+                        "The assignee id field must be a user id or null.",
                     ),
                     404: INVALID_FEEDBACK,
                     500: text("The change could not be saved.", "Could not update feedback"),

@@ -65,6 +65,36 @@ ORGANIZATION = closed(
     }
 )
 
+INVITATION = closed(
+    {
+        "id": ID,
+        "organization_id": ID,
+        "email": {"type": "string", "description": "The invited address (lower case)."},
+        "role": {"type": "string", "enum": ["owner", "agent"], "description": "The role it joins with."},
+        "invited_by": nullable(ref("User")),
+        "created_at": TIMESTAMP,
+        "expires_at": {**TIMESTAMP, "description": "The link stops working then (7 days after)."},
+    },
+    "A pending invitation to join an organization.",
+)
+INVITATION_WITH_LINK: Schema = {
+    **INVITATION,
+    "properties": {
+        **INVITATION["properties"],
+        "url": {
+            **URL,
+            "description": "The link that accepts it, in the web app; shown in this answer only (only "
+            "a digest of its token is stored). Works once, until `expires_at`.",
+        },
+        "emailed": {
+            "type": "boolean",
+            "description": "Whether the link was e-mailed to the address (when EARFUL_SMTP_URL is set).",
+        },
+    },
+    "required": [*INVITATION["required"], "url", "emailed"],
+    "description": "A new invitation with its link (the answer of a create).",
+}
+
 APPLICATION_KEYS = closed(
     {
         **{
@@ -215,6 +245,11 @@ THREAD = closed(
         "nps": nullable({"type": "integer", "minimum": 0, "maximum": 10}),
         "url": nullable({"type": "string"}),
         "language": {"type": "string"},
+        "assignee": {
+            "anyOf": [ref("User"), {"type": "null"}],
+            "description": "The agent the thread is assigned to, or null (added by Earful). An agent who "
+            "left the organization stays assigned until someone assigns the thread again.",
+        },
         "created_at": TIMESTAMP,
         "updated_at": TIMESTAMP,
         "replies": {"type": "array", "items": ref("Reply")},
@@ -398,6 +433,8 @@ KEYSET_PAGINATION = closed(
 COMPONENTS: dict[str, Schema] = {
     "User": USER,
     "Organization": ORGANIZATION,
+    "Invitation": INVITATION,
+    "InvitationWithLink": INVITATION_WITH_LINK,
     "ApplicationKeys": APPLICATION_KEYS,
     "Application": APPLICATION,
     "Attachment": ATTACHMENT,

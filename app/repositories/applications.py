@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.models import PLATFORMS
+from app.repositories.accounts import USER_COLUMNS, UserRow, user_of
 from app.repositories.organizations import ORGANIZATION_COLUMNS, OrganizationRow, organization_of
 from app.repositories.sql import (
     Row,
@@ -175,6 +176,33 @@ async def applications_of_organization(organization_id: int) -> list[Application
         f"{SELECT_APPLICATIONS} WHERE a.organization_id = {{}} ORDER BY a.name, a.id", [organization_id]
     )
     return [application_of(row) for row in rows]
+
+
+# The users who work an application: its creator and the members of its organization.
+_AGENT_IDS = (
+    "SELECT a.owner_id FROM applications a WHERE a.id = {} UNION SELECT m.user_id FROM memberships m "
+    "JOIN applications a ON a.organization_id = m.organization_id WHERE a.id = {}"
+)
+
+
+async def agents_of_application(application_id: int) -> list[UserRow]:
+    """The agents of an application (its creator and its organization's members), by name."""
+    rows = await select(
+        f"SELECT {columns('u', USER_COLUMNS)} FROM users u WHERE u.id IN ({_AGENT_IDS}) "
+        "ORDER BY u.name, u.id",
+        [application_id, application_id],
+    )
+    return [user_of(row) for row in rows]
+
+
+async def agent_of_application(application_id: int, user_id: int) -> UserRow | None:
+    """The user, if they are an agent of the application (its creator or a member of its
+    organization)."""
+    row = await select_one(
+        f"SELECT {columns('u', USER_COLUMNS)} FROM users u WHERE u.id = {{}} AND u.id IN ({_AGENT_IDS})",
+        [user_id, application_id, application_id],
+    )
+    return None if row is None else user_of(row)
 
 
 async def has_logo(application_id: int, logo_name: str) -> bool:

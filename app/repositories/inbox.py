@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from app.repositories.search import SCAN_CONDITION
-from app.repositories.sql import moment, parameters, select, select_one
-from app.repositories.threads import SELECT_THREADS, ThreadRow, id_condition, newest_first, thread_of
+from app.repositories.sql import moment, parameters, postgres, select, select_one
+from app.repositories.threads import ThreadRow, id_condition, newest_first, select_threads, thread_of
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,17 @@ class ThreadQuery:
     def with_sentiment(self, sentiment: str) -> ThreadQuery:
         """This query narrowed to one sentiment (the index by state and sentiment serves it)."""
         return self.where("f.sentiment = {}", sentiment)
+
+    def assigned(self, assignee_id: int | None) -> ThreadQuery:
+        """This query narrowed to the threads assigned to one agent (None: to nobody), written as
+        migration 0016's index by application, state and assignee reads it newest first: on
+        PostgreSQL the index is on ``COALESCE(assignee_id, 0)``, since its planner reads no order
+        off an index after an ``IS NULL``."""
+        if postgres():
+            return self.where("COALESCE(f.assignee_id, 0) = {}", assignee_id or 0)
+        if assignee_id is None:
+            return self.where("f.assignee_id IS NULL")
+        return self.where("f.assignee_id = {}", assignee_id)
 
     def created(self, since: datetime | None, until: datetime | None) -> ThreadQuery:
         """This query narrowed to the threads created from ``since`` (inclusive) to ``until``
@@ -99,7 +110,7 @@ class ThreadQuery:
         ``offset``, with their senders."""
         skip, skipped = (" OFFSET {}", [offset]) if offset else ("", [])
         return (
-            f"{SELECT_THREADS} {' '.join(self.joins)} "
+            f"{select_threads(' '.join(self.joins))} "
             f"WHERE {' AND '.join(self.conditions)} {self.order_by()} LIMIT {{}}{skip}",
             [*self.join_values, *self.values, limit, *skipped],
         )

@@ -164,6 +164,16 @@ async def member(organization_id: int, user_id: int) -> MemberRow | None:
     return None if row is None else _member_of(row)
 
 
+async def member_with_email(organization_id: int, email: str) -> bool:
+    """Whether the user with this (normalized) address is a member of the organization."""
+    row = await select_one(
+        "SELECT 1 AS one FROM memberships m JOIN users u ON u.id = m.user_id "
+        "WHERE m.organization_id = {} AND u.email = {}",
+        [organization_id, email],
+    )
+    return row is not None
+
+
 async def other_owner_exists(organization_id: int, membership_id: int) -> bool:
     row = await select_one(
         "SELECT 1 AS one FROM memberships WHERE organization_id = {} AND role = 'owner' AND id <> {} LIMIT 1",

@@ -9,6 +9,7 @@ from datetime import datetime
 from app.repositories.sql import (
     Row,
     change,
+    change_returning,
     columns,
     insert_rows,
     moment,
@@ -180,6 +181,55 @@ async def link(feedback_id: int, tag_id: int) -> bool:
 async def insert_links(links: Sequence[tuple[int, int]]) -> None:
     """Link many (thread, tag) pairs that are not linked yet."""
     await insert_rows("feedback_tags", ("feedback_id", "tag_id"), links)
+
+
+async def links_per_tag(feedback_ids: Sequence[int]) -> dict[int, int]:
+    """How many of these threads each tag has."""
+    if not feedback_ids:
+        return {}
+    rows = await select(
+        "SELECT tag_id, COUNT(*) AS total FROM feedback_tags "
+        f"WHERE feedback_id IN ({parameters(len(feedback_ids))}) GROUP BY tag_id",
+        list(feedback_ids),
+    )
+    return {int(row["tag_id"]): int(row["total"]) for row in rows}
+
+
+async def links_per_thread(feedback_ids: Sequence[int]) -> dict[int, int]:
+    """How many tags each of these threads has (threads without one are left out)."""
+    if not feedback_ids:
+        return {}
+    rows = await select(
+        "SELECT feedback_id, COUNT(*) AS total FROM feedback_tags "
+        f"WHERE feedback_id IN ({parameters(len(feedback_ids))}) GROUP BY feedback_id",
+        list(feedback_ids),
+    )
+    return {int(row["feedback_id"]): int(row["total"]) for row in rows}
+
+
+async def link_many(tag_id: int, feedback_ids: Sequence[int]) -> list[int]:
+    """Link threads to a tag; the ids of the threads that were not linked to it yet."""
+    if not feedback_ids:
+        return []
+    groups = ", ".join("({}, {})" for _ in feedback_ids)
+    rows = await change_returning(
+        f"INSERT INTO feedback_tags (feedback_id, tag_id) VALUES {groups} "
+        "ON CONFLICT (feedback_id, tag_id) DO NOTHING RETURNING feedback_id",
+        [value for feedback_id in feedback_ids for value in (feedback_id, tag_id)],
+    )
+    return sorted(int(row["feedback_id"]) for row in rows)
+
+
+async def unlink_many(tag_id: int, feedback_ids: Sequence[int]) -> list[int]:
+    """Unlink threads from a tag; the ids of the threads that were linked to it."""
+    if not feedback_ids:
+        return []
+    rows = await change_returning(
+        f"DELETE FROM feedback_tags WHERE tag_id = {{}} AND feedback_id IN ({parameters(len(feedback_ids))}) "
+        "RETURNING feedback_id",
+        [tag_id, *feedback_ids],
+    )
+    return sorted(int(row["feedback_id"]) for row in rows)
 
 
 async def links_of_thread(feedback_id: int) -> int:

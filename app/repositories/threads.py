@@ -37,9 +37,19 @@ class SenderRow:
     updated_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class AssigneeRow:
+    """The agent a thread is assigned to, as a thread is read with it."""
+
+    id: int
+    email: str
+    name: str
+
+
 @dataclass(slots=True)
 class ThreadRow:
-    """A feedback thread, with its sender when read with it."""
+    """A feedback thread, with its sender when read with it, and its assignee (if any) when
+    read by :data:`SELECT_THREADS`."""
 
     id: int
     application_id: int
@@ -59,6 +69,8 @@ class ThreadRow:
     created_at: datetime
     updated_at: datetime
     member: SenderRow | None = None
+    assignee_id: int | None = None
+    assignee: AssigneeRow | None = None
 
     @property
     def sender(self) -> SenderRow:
@@ -88,13 +100,26 @@ class NewThreadRow:
 THREAD_COLUMNS = (
     "id", "application_id", "member_id", "message", "sentiment", "sentiment_corrected", "archived", "nps",
     "url", "language", "ip_address", "user_agent", "properties", "first_reply_time", "last_reply_at",
-    "created_at", "updated_at",
+    "created_at", "updated_at", "assignee_id",
 )  # fmt: skip
 SENDER_COLUMNS = ("id", "application_id", "email", "name", "created_at", "updated_at")
-SELECT_THREADS = (
-    f"SELECT {columns('f', THREAD_COLUMNS)}, {columns('m', SENDER_COLUMNS)} "
-    "FROM feedback f JOIN members m ON m.id = f.member_id"
+ASSIGNEE_COLUMNS = ("id", "email", "name")
+_THREAD_LIST = (
+    f"SELECT {columns('f', THREAD_COLUMNS)}, {columns('m', SENDER_COLUMNS)}, "
+    f"{columns('a', ASSIGNEE_COLUMNS)} FROM feedback f JOIN members m ON m.id = f.member_id"
 )
+# The assignee is joined last: after a LEFT JOIN SQLite keeps the tables in the order written,
+# so joins that narrow the threads (a tag's links) must come before it.
+_ASSIGNEE_JOIN = "LEFT JOIN users a ON a.id = f.assignee_id"
+
+
+def select_threads(joins: str = "") -> str:
+    """``SELECT`` threads with their senders and assignees, joined with ``joins`` (before the
+    assignee); a ``WHERE`` follows."""
+    return f"{_THREAD_LIST} {joins} {_ASSIGNEE_JOIN}" if joins else f"{_THREAD_LIST} {_ASSIGNEE_JOIN}"
+
+
+SELECT_THREADS = select_threads()
 
 
 def sender_of(row: Row, alias: str = "m") -> SenderRow:
@@ -129,6 +154,8 @@ def thread_of(row: Row) -> ThreadRow:
         created_at=read_moment(row["f.created_at"]),
         updated_at=read_moment(row["f.updated_at"]),
         member=sender_of(row),
+        assignee_id=row["f.assignee_id"],
+        assignee=None if row.get("a.id") is None else AssigneeRow(row["a.id"], row["a.email"], row["a.name"]),
     )
 
 
@@ -193,6 +220,18 @@ async def threads_by_ids(feedback_ids: Sequence[int]) -> list[ThreadRow]:
     )
     found = {thread.id: thread for thread in map(thread_of, rows)}
     return [found[feedback_id] for feedback_id in feedback_ids if feedback_id in found]
+
+
+async def ids_of_application(application_id: int, feedback_ids: Sequence[int]) -> list[int]:
+    """Those of ``feedback_ids`` that are threads of the application, in the order given."""
+    if not feedback_ids:
+        return []
+    rows = await select(
+        f"SELECT id FROM feedback WHERE application_id = {{}} AND id IN ({parameters(len(feedback_ids))})",
+        [application_id, *feedback_ids],
+    )
+    found = {int(row["id"]) for row in rows}
+    return [feedback_id for feedback_id in feedback_ids if feedback_id in found]
 
 
 async def sender_by_id(member_id: int) -> SenderRow | None:
@@ -287,7 +326,8 @@ async def insert_threads(threads: Sequence[ThreadRow]) -> None:
         [
             (t.id, t.application_id, t.member_id, t.message, t.sentiment, t.sentiment_corrected, t.archived,
              t.nps, t.url, t.language, t.ip_address, t.user_agent, write_json(t.properties),
-             t.first_reply_time, moment(t.last_reply_at), moment(t.created_at), moment(t.updated_at))
+             t.first_reply_time, moment(t.last_reply_at), moment(t.created_at), moment(t.updated_at),
+             t.assignee_id)
             for t in threads
         ],
     )  # fmt: skip
@@ -305,6 +345,43 @@ async def set_archived(feedback_id: int, archived: bool, now: datetime) -> bool:
         )
         > 0
     )
+
+
+async def assignee_id_of(feedback_id: int) -> int | None:
+    """The id of the agent the thread is assigned to (None: nobody, or no such thread)."""
+    row = await select_one("SELECT assignee_id FROM feedback WHERE id = {}", [feedback_id])
+    return None if row is None else row["assignee_id"]
+
+
+async def assign(
+    application_id: int, feedback_ids: Sequence[int], assignee_id: int | None, now: datetime
+) -> list[int]:
+    """Assign some of an application's threads to an agent (None: to nobody); the ids of those
+    that changed (threads assigned to that agent already, or of another application, did not)."""
+    if not feedback_ids:
+        return []
+    differs = "IS DISTINCT FROM" if postgres() else "IS NOT"
+    rows = await change_returning(
+        "UPDATE feedback SET assignee_id = {}, updated_at = {} WHERE application_id = {} "
+        f"AND id IN ({parameters(len(feedback_ids))}) AND assignee_id {differs} {{}} RETURNING id",
+        [assignee_id, moment(now), application_id, *feedback_ids, assignee_id],
+    )
+    return sorted(int(row["id"]) for row in rows)
+
+
+async def set_archived_many(
+    application_id: int, feedback_ids: Sequence[int], archived: bool, now: datetime
+) -> list[int]:
+    """Archive or unarchive some of an application's threads; the ids of those that changed
+    (threads in that state already, or of another application, did not)."""
+    if not feedback_ids:
+        return []
+    rows = await change_returning(
+        "UPDATE feedback SET archived = {}, updated_at = {} WHERE application_id = {} "
+        f"AND id IN ({parameters(len(feedback_ids))}) AND archived <> {{}} RETURNING id",
+        [archived, moment(now), application_id, *feedback_ids, archived],
+    )
+    return sorted(int(row["id"]) for row in rows)
 
 
 async def correct_sentiment(feedback_id: int, label: str, now: datetime) -> None:

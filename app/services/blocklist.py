@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.db import transactional
 from app.errors import NotFound, ValidationError
-from app.repositories import blocklist
+from app.repositories import blocklist, threads
+from app.repositories import deletion as deleting
 from app.repositories.applications import ApplicationRow
 from app.repositories.blocklist import BlockedRow
 from app.services import deletion
@@ -287,3 +288,28 @@ async def mark_spam(application: ApplicationRow, feedback_id: int, storage: Stor
         await application_changed(application.id)
     await deletion.remove_files(storage, removed.files)
     return Spam(removed.threads, entry)
+
+
+async def mark_spam_threads(
+    application: ApplicationRow, feedback_ids: Sequence[int], storage: Storage
+) -> int:
+    """:func:`mark_spam` for several threads at once (a bulk action): every sender's address is
+    blocked and the threads deleted, in one transaction (their files after it commits); ids that
+    are not the application's threads (any longer) are ignored. How many threads went."""
+
+    @transactional
+    async def block_and_delete() -> deletion.Deleted:
+        # Locked first (PostgreSQL), so no address is blocked for a thread deleted meanwhile.
+        locked = [thread.id for thread in await deleting.lock_threads(application.id, feedback_ids)]
+        for address in sorted(
+            {thread.sender.email.lower() for thread in await threads.threads_by_ids(locked)}
+        ):
+            await _add(application.id, "email", address)
+        return await deletion.remove_threads(application.id, locked)
+
+    try:
+        removed = await block_and_delete()
+    finally:
+        await application_changed(application.id)
+    await deletion.remove_files(storage, removed.files)
+    return removed.threads

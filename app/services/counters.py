@@ -40,6 +40,18 @@ async def thread_moved(application_id: int, feedback_id: int, archived: bool) ->
     await tags.add_to_counts({tag_id: (-step, step) for tag_id in tag_ids})
 
 
+async def threads_moved(application_id: int, feedback_ids: Sequence[int], archived: bool) -> None:
+    """Threads were archived (or unarchived) together (a bulk action): :func:`thread_moved` for
+    each, in three statements whatever their number."""
+    if not feedback_ids:
+        return
+    step = len(feedback_ids) if archived else -len(feedback_ids)
+    await applications.add_to_counters(application_id, open_threads=-step, archived_threads=step)
+    per_tag = await tags.links_per_tag(feedback_ids)
+    sign = 1 if archived else -1
+    await tags.add_to_counts({tag_id: (-sign * count, sign * count) for tag_id, count in per_tag.items()})
+
+
 async def thread_tagged(tag_id: int, archived: bool, step: int = 1) -> None:
     """A thread gained (``step`` 1) or lost (-1) a tag."""
     await tags.add_to_counts({tag_id: (0, step) if archived else (step, 0)})

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import Enum
+from typing import Final
 
 from app.config import DEFAULT_QUOTAS, Quotas
 from app.db import transactional
 from app.errors import NotFound, ValidationError
 from app.models import SENTIMENTS
 from app.repositories import threads
+from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import ThreadRow
-from app.services import counters, inbox
+from app.services import assignment, counters, inbox
 from app.services import sentiment as sentiment_analysis
 from app.services.applications import applications_for_recompute
 from app.services.submissions import Submission
@@ -24,6 +27,16 @@ from app.services.webhooks import events
 
 MAX_LIST_LIMIT = 500
 RECOMPUTE_PAGE = 500
+
+
+class Keep(Enum):
+    """The type of :data:`KEEP`."""
+
+    KEEP = "keep"
+
+
+KEEP: Final = Keep.KEEP
+"""An update that leaves the assignee as it is (None unassigns)."""
 
 
 async def create_thread(
@@ -112,28 +125,53 @@ def check_sentiment(label: object) -> str:
 
 
 async def update_thread(
-    application: ApplicationRow, thread: ThreadRow, archived: bool | None = None, sentiment: str | None = None
+    application: ApplicationRow,
+    thread: ThreadRow,
+    archived: bool | None = None,
+    sentiment: str | None = None,
+    assignee_id: int | Keep | None = KEEP,
+    actor: UserRow | None = None,
 ) -> ThreadRow:
-    """Archive/unarchive and/or correct the sentiment of a thread, in one transaction."""
+    """Archive/unarchive, correct the sentiment of and/or assign a thread (``assignee_id``: an
+    agent of the application, None for nobody), in one transaction that announces one
+    ``feedback.updated`` when anything changed. ``actor`` is who asks: an assignee is not
+    e-mailed about threads they assigned to themselves."""
     label = None if sentiment is None else check_sentiment(sentiment)
-    await _update_thread(application.id, thread.id, archived, label)
+    await _update_thread(application, thread.id, archived, label, assignee_id, actor)
     return await get_thread(application, thread.id)
 
 
 @transactional
 async def _update_thread(
-    application_id: int, feedback_id: int, archived: bool | None, label: str | None
+    application: ApplicationRow,
+    feedback_id: int,
+    archived: bool | None,
+    label: str | None,
+    assignee_id: int | Keep | None,
+    actor: UserRow | None,
 ) -> None:
     now = datetime.now(UTC)
     changed = False
     if archived is not None and await threads.set_archived(feedback_id, archived, now):
-        await counters.thread_moved(application_id, feedback_id, archived)
+        await counters.thread_moved(application.id, feedback_id, archived)
         changed = True
     if label is not None:
         await threads.correct_sentiment(feedback_id, label, now)
         changed = True
+    if assignee_id is not KEEP and not await assignment.unchanged(feedback_id, assignee_id):
+        # Checked in the transaction: a member who leaves meanwhile is no longer an agent.
+        assignee = await assignment.check_assignee(application, assignee_id)
+        if await assignment.write_assignment(application, [feedback_id], assignee, actor, announce=False):
+            changed = True
     if changed:
-        await events.announce_threads(events.UPDATED, {application_id: [feedback_id]})
+        await events.announce_threads(events.UPDATED, {application.id: [feedback_id]})
+
+
+async def assign(
+    actor: UserRow, application: ApplicationRow, thread: ThreadRow, assignee_id: int | None
+) -> ThreadRow:
+    """Assign a thread to an agent of its application (None: to nobody), as ``actor``."""
+    return await update_thread(application, thread, assignee_id=assignee_id, actor=actor)
 
 
 async def set_archived(application: ApplicationRow, thread: ThreadRow, archived: bool) -> ThreadRow:

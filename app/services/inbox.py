@@ -14,7 +14,7 @@ from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
 from app.services import search as search_service
 from app.services.tags import find_tag, tags_of_threads
-from app.services.thread_filters import ThreadFilters
+from app.services.thread_filters import UNASSIGNED, ThreadFilters
 
 PAGE_SIZE = 50
 MAX_LIST_LIMIT = 500  # the management API's largest page
@@ -29,6 +29,7 @@ class InboxFilters(TypedDict):
     sentiment: str | None
     tag: str | None
     query: str
+    assignee: int | None
     before: int | None
 
 
@@ -68,14 +69,37 @@ async def search_threads(
     sentiment: str | None = None,
     tag: str | None = None,
     query: str = "",
+    assignee: int | None = None,
     before: int | None = None,
     limit: int = PAGE_SIZE,
 ) -> InboxPage:
-    """A page of the inbox: :func:`search` with the inbox page's filters."""
+    """A page of the inbox: :func:`search` with the inbox page's filters (``assignee``: an
+    agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`)."""
     if sentiment is not None and sentiment not in SENTIMENTS:
         raise ValidationError("Invalid sentiment")
-    filters = ThreadFilters(archived=archived, sentiment=sentiment, tag=tag, query=query, before=before)
+    filters = inbox_thread_filters(
+        {
+            "archived": archived,
+            "sentiment": sentiment,
+            "tag": tag,
+            "query": query,
+            "assignee": assignee,
+            "before": before,
+        }
+    )
     return await search(application, filters, limit)
+
+
+def inbox_thread_filters(filters: InboxFilters) -> ThreadFilters:
+    """The inbox page's filters as every list of threads takes them."""
+    return ThreadFilters(
+        archived=filters["archived"],
+        sentiment=filters["sentiment"],
+        tag=filters["tag"],
+        query=filters["query"],
+        assignee=filters["assignee"],
+        before=filters["before"],
+    )
 
 
 @dataclass(frozen=True)
@@ -99,6 +123,8 @@ async def selection(application: ApplicationRow, filters: ThreadFilters) -> Sele
         if tag is None:
             return Selection(None)
         query = query.tagged(tag.id)
+    if filters.assignee is not None:
+        query = query.assigned(None if filters.assignee == UNASSIGNED else filters.assignee)
     query = query.created(filters.since, filters.until)
     if filters.replied is not None:
         query = query.replied(filters.replied)

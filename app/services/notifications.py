@@ -10,6 +10,11 @@ receipt, and administrators' notices.
   the negative threads first, with links. No new thread, no digest. Every worker may run the
   round: a digest's Message-ID key names the agent, the application and the day, so the
   outbox keeps the first one queued and ignores the others.
+- **An assignment** e-mails the assignee when their mode for the application is ``instant`` (not
+  when they assigned the threads to themselves): one message per assignment, however many threads
+  it assigned (a bulk assignment lists the first ones and counts the others).
+- **An invitation** to join an organization goes to the invited address with its link (the only
+  copy of the link that is sent; the token is stored as a digest).
 - **The receipt** (per application, off by default) acknowledges a new thread in the language
   of its submit (en, es, pt), from the thread's own reply address, so the customer's answer
   threads back. It is never sent in answer to automatic mail (the mail intake drops that before
@@ -38,9 +43,10 @@ from app.errors import NotFound, ValidationError
 from app.i18n import N_, translate
 from app.links import thread_path, unsubscribe_path
 from app.models import NOTIFICATION_MODES
-from app.repositories import applications, notifications, outbox, webhooks
+from app.repositories import applications, notifications, outbox, threads, webhooks
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
+from app.repositories.organizations import OrganizationRow
 from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
 from app.repositories.webhooks import EndpointRow
@@ -313,6 +319,55 @@ async def customer_answered(application: ApplicationRow, thread: ThreadRow, repl
     )  # fmt: skip
 
 
+# Assignments ------------------------------------------------------------------------------------
+
+ASSIGNED_LISTED = 10
+
+
+async def threads_assigned(
+    application: ApplicationRow, assignee: UserRow, actor: UserRow | None, feedback_ids: Sequence[int]
+) -> None:
+    """E-mail the agent that threads were assigned to them, in the assignment's transaction, if
+    their mode for the application is ``instant`` (the caller leaves out self-assignment).
+
+    One thread: its sender and an excerpt, and the e-mail row names the thread, so deleting or
+    erasing the thread takes the e-mail with it. Several (a bulk assignment): links only, so the
+    message carries nothing of the customers that an erasure would have to find.
+    """
+    settings = current_settings()
+    if not settings.smtp_url or not feedback_ids:
+        return
+    if await mode_of(assignee, application) != "instant":
+        return
+    now = datetime.now(UTC)
+    name = " ".join(application.name.split())
+    who = " ".join(actor.name.split()) if actor is not None else "Earful"
+    if len(feedback_ids) == 1:
+        [one] = await threads.threads_by_ids(list(feedback_ids))
+        heading = f"{who} assigned you a thread in {name}"
+        await _notify_agent(
+            settings, assignee, one, f"{heading}. From {one.sender.email}:", one.message, heading, now
+        )
+        return
+    count = len(feedback_ids)
+    links = [settings.base_url + thread_path(application.id, i) for i in list(feedback_ids)[:ASSIGNED_LISTED]]
+    more = count - len(links)
+    body = "\n".join(f"- {link}" for link in links) + (f"\n\nand {more} more.\n" if more > 0 else "\n")
+    body_html = (
+        "<ul>\n"
+        + "\n".join(f'<li><a href="{html.escape(link)}">{html.escape(link)}</a></li>' for link in links)
+        + "\n</ul>\n"
+        + (f"<p>and {more} more.</p>\n" if more > 0 else "")
+    )
+    key = _key("assigned")
+    heading = f"{who} assigned you {count} threads in {name}"
+    text = f"{heading}.\n\n{body}" + _footer_text(settings, assignee, application.id)
+    page = f"<p>{html.escape(heading)}.</p>\n{body_html}" + _footer_html(settings, assignee, application.id)
+    message = _message(settings, key, assignee.name, assignee.email, heading, text, page, now)
+    _to_agent(message, settings, assignee, application.id)
+    await _queue("notification", message, key, application.id, assignee.email, now, None, assignee.id)
+
+
 # Digests ----------------------------------------------------------------------------------------
 
 
@@ -433,3 +488,44 @@ async def queue_endpoint_disabled(endpoint: EndpointRow, settings: Settings, now
         )
         message["Auto-Submitted"] = "auto-generated"
         await _queue("notice", message, key, endpoint.application_id, user.email, now, None, user.id)
+
+
+# Invitations ------------------------------------------------------------------------------------
+
+
+async def queue_invitation(
+    organization: OrganizationRow,
+    inviter: UserRow,
+    email: str,
+    role: str,
+    link: str,
+    expires_at: datetime,
+    now: datetime,
+) -> bool:
+    """E-mail an invitation's link to the invited address, in the invitation's transaction;
+    False when e-mail does not go out (the owner copies the link instead)."""
+    settings = current_settings()
+    if not settings.smtp_url:
+        return False
+    name = " ".join(organization.name.split())
+    who = " ".join(inviter.name.split()) or inviter.email
+    article = "an owner" if role == "owner" else "an agent"
+    until = f"{expires_at.astimezone(UTC):%d %b %Y %H:%M} UTC"
+    key = _key("invitation")
+    text = (
+        f"{who} ({inviter.email}) invited you to join {name} on Earful as {article}, to answer the "
+        f"feedback of its applications together.\n\nAccept the invitation: {link}\n\n"
+        f"The link works once, until {until}. If you did not expect it, ignore this e-mail.\n"
+    )
+    page = (
+        f"<p>{html.escape(who)} ({html.escape(inviter.email)}) invited you to join "
+        f"<b>{html.escape(name)}</b> on Earful as {article}, to answer the feedback of its "
+        "applications together.</p>\n"
+        f'<p><a href="{html.escape(link)}">Accept the invitation</a></p>\n'
+        f'<p style="color:#666;font-size:12px">The link works once, until {html.escape(until)}. '
+        "If you did not expect it, ignore this e-mail.</p>\n"
+    )
+    subject = f"{who} invited you to {name} on Earful"
+    message = _message(settings, key, "", email, subject, text, page, now)
+    message["Auto-Submitted"] = "auto-generated"
+    return await _queue("invitation", message, key, None, email, now)

@@ -1,11 +1,11 @@
 """Organizations, their members and the members' roles.
 
-A member is an ``owner`` or an ``agent``. Owners manage the organization: they add members,
-remove others, change roles and decide which applications belong to it
-(:func:`check_can_move_application`). Agents work the inbox of its applications, like owners do:
-the settings, keys, replies and tags of those applications stay open to every member. Any member
-may leave, except the last owner, who cannot be removed or demoted either; an organization that
-has members always keeps an owner.
+A member is an ``owner`` or an ``agent``. Owners manage the organization: they invite members
+(:mod:`app.services.invitations`: nobody joins without accepting), remove others, change roles
+and decide which applications belong to it (:func:`check_can_move_application`). Agents work
+the inbox of its applications, like owners do: the settings, keys, replies and tags of those
+applications stay open to every member. Any member may leave, except the last owner, who cannot
+be removed or demoted either; an organization that has members always keeps an owner.
 
 Every change to the members runs in one transaction that first writes the organization's row:
 that locks the row on PostgreSQL (on SQLite the writers' queue already orders the changes), so
@@ -23,12 +23,11 @@ from datetime import UTC, datetime
 from app.db import transactional
 from app.errors import Forbidden, NotFound, ValidationError
 from app.models import AGENT, OWNER, ROLES
-from app.repositories import accounts, applications, organizations
+from app.repositories import applications, organizations
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.organizations import MemberRow, MembershipRow, OrganizationRow
 from app.services.plans import check_plan_name
-from app.services.validation import normalize_email
 
 OWNERS_ONLY = "Only an owner of the organization can do this."
 LAST_OWNER = "An organization needs an owner: make another member an owner first."
@@ -122,29 +121,14 @@ async def _insert_organization(name: str, plan: str, roles: list[tuple[int, str]
 
 @transactional
 async def add_member(organization: OrganizationRow, user: UserRow, role: str = AGENT) -> None:
-    """Add a user to an organization, whoever asks: no permission check here.
+    """Add a user to an organization, whoever asks: no permission check here (the command line
+    and the tests). People join through the surfaces only by accepting an invitation
+    (:mod:`app.services.invitations`).
 
-    Adding a member twice changes nothing, their role included. Surfaces go through
-    :func:`add_member_by_email`, which checks that the actor is an owner first.
+    Adding a member twice changes nothing, their role included.
     """
     check_role_name(role)
     await organizations.insert_memberships(organization.id, [(user.id, role)], datetime.now(UTC))
-
-
-@transactional
-async def add_member_by_email(actor: UserRow, organization: OrganizationRow, email: str) -> UserRow:
-    """Add the Earful user with this address to the organization as an agent; owners only.
-
-    Returns that user. Adding a member twice changes nothing.
-    """
-    address = normalize_email(email)
-    await organizations.touch_organization(organization.id, datetime.now(UTC))
-    await check_owner(actor, organization.id)
-    user = await accounts.user_by_email(address) if address else None
-    if user is None:
-        raise ValidationError("No Earful user has the address %(email)s.", email=email.strip())
-    await add_member(organization, user)
-    return user
 
 
 @transactional

@@ -20,7 +20,9 @@ MAX_NPS = 10
 # The last second a datetime holds (9999-12-31 23:59:59 UTC): a later timestamp names no moment.
 MAX_TIMESTAMP = 253_402_300_799
 # What parse_filters reads beside ``archived``: the names of the query string and of the options.
-NARROWING = ("sentiment", "tag", "q", "since", "until", "replied", "nps_min", "nps_max", "before")
+NARROWING = ("sentiment", "tag", "q", "since", "until", "replied", "nps_min", "nps_max", "assignee", "before")
+# ``assignee`` of the threads assigned to nobody (user ids start at 1).
+UNASSIGNED = 0
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class ThreadFilters:
     ``since`` and ``until`` bound ``created_at`` (``since`` inclusive, ``until`` exclusive, UTC);
     ``replied`` says whether an agent has replied publicly (the thread has a first reply time);
     ``nps_min`` and ``nps_max`` bound the rating, inclusive (threads without one never match);
+    ``assignee`` is the id of the agent the threads are assigned to, or :data:`UNASSIGNED`;
     ``before`` is the keyset cursor: only threads whose id is below it.
     """
 
@@ -42,6 +45,7 @@ class ThreadFilters:
     replied: bool | None = None
     nps_min: int | None = None
     nps_max: int | None = None
+    assignee: int | None = None
     before: int | None = None
 
     @property
@@ -102,10 +106,26 @@ def _moment(args: Mapping[str, str], name: str) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
-def parse_filters(args: Mapping[str, str]) -> ThreadFilters:
+def _assignee(args: Mapping[str, str], user_id: int | None) -> int | None:
+    """``me`` (the user asking), ``none`` (nobody) or a user id."""
+    raw = _given(args, "assignee")
+    if raw is None:
+        return None
+    if raw == "none":
+        return UNASSIGNED
+    if raw == "me" and user_id is not None:
+        return user_id
+    number = parse_int(raw)
+    if number is None or not valid_id(number):
+        raise ValidationError("The assignee field must be me, none or a user id.")
+    return number
+
+
+def parse_filters(args: Mapping[str, str], user_id: int | None = None) -> ThreadFilters:
     """The filters given as text (``archived``, ``sentiment``, ``tag``, ``q``, ``since``,
-    ``until``, ``replied``, ``nps_min``, ``nps_max``, ``before``); a missing or empty one is not
-    set, a malformed one is a :class:`ValidationError` in the management API's words."""
+    ``until``, ``replied``, ``nps_min``, ``nps_max``, ``assignee``, ``before``); a missing or
+    empty one is not set, a malformed one is a :class:`ValidationError` in the management API's
+    words. ``assignee=me`` names ``user_id``, the user who asks (without one, ``me`` is refused)."""
     sentiment = _given(args, "sentiment")
     if sentiment is not None and sentiment not in SENTIMENTS:
         raise ValidationError("The sentiment field must be one of %(values)s.", values=", ".join(SENTIMENTS))
@@ -129,5 +149,6 @@ def parse_filters(args: Mapping[str, str]) -> ThreadFilters:
         replied=_boolean(args, "replied"),
         nps_min=_integer(args, "nps_min", 0, MAX_NPS),
         nps_max=_integer(args, "nps_max", 0, MAX_NPS),
+        assignee=_assignee(args, user_id),
         before=before_id,
     )

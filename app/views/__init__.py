@@ -113,6 +113,7 @@ def _page_modules() -> tuple[ModuleType, ...]:
         applications,
         demo,
         inbox,
+        invitations,
         notifications,
         organizations,
         passwords,
@@ -131,4 +132,5 @@ def _page_modules() -> tuple[ModuleType, ...]:
         privacy,
         notifications,
         webhooks,
+        invitations,
     )

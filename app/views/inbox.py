@@ -1,4 +1,5 @@
-"""The inbox of an application: its threads, newest first, with filters and keyset paging."""
+"""The inbox of an application: its threads, newest first, with filters and keyset paging, and
+the selection that bulk actions take (:mod:`app.services.bulk`)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,24 @@ from app.downloads import export_response
 from app.errors import DomainError
 from app.links import logo_path
 from app.models import SENTIMENTS
+from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import SenderRow, ThreadRow
-from app.services import export
+from app.services import assignment, bulk, export
 from app.services.applications import get_application
-from app.services.deletion import delete_threads as remove_threads
 from app.services.deletion import parse_thread_ids
-from app.services.inbox import PAGE_SIZE, InboxFilters, InboxPage, search_threads
+from app.services.inbox import (
+    PAGE_SIZE,
+    InboxFilters,
+    InboxPage,
+    Total,
+    count_threads,
+    inbox_thread_filters,
+    search_threads,
+)
 from app.services.storage import storage_for
 from app.services.tags import search_tags as find_tags
-from app.services.thread_filters import ThreadFilters
+from app.services.thread_filters import UNASSIGNED
 from app.services.validation import parse_int, valid_id
 from app.views.rendering import is_htmx, render_template, template_macro
 from app.views.security import agent_required, current_agent
@@ -33,16 +42,22 @@ from app.views.thread_display import HELPERS, avatar_src, full_time, inbox_filte
 blueprint = Blueprint("inbox", __name__)
 
 
+# The inbox's assignee filter (``assignee=``): the signed-in agent's threads, or nobody's.
+ASSIGNEE_CHOICES = {"mine": "Mine", "unassigned": "Unassigned"}
+
+
 def _filters() -> InboxFilters:
     """Read the inbox filters from the query string; anything malformed is ignored."""
     args = request.args
     sentiment = args.get("sentiment", "")
     before = parse_int(args.get("before", ""))
+    assignee = {"mine": current_agent().id, "unassigned": UNASSIGNED}.get(args.get("assignee", ""))
     return {
         "archived": args.get("status") == "archived",
         "sentiment": sentiment if sentiment in SENTIMENTS else None,
         "tag": args.get("tag", "").strip() or None,
         "query": args.get("q", "").strip(),
+        "assignee": assignee,
         "before": before if before is not None and valid_id(before) else None,
     }
 
@@ -65,6 +80,7 @@ class InboxLine:
     age: str
     full_time: str
     chips: Markup
+    assignee_left: bool
 
 
 def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable[[int], str]:
@@ -79,8 +95,11 @@ def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable
     return lambda feedback_id: f"{base}/{feedback_id}{mark}{arguments}"
 
 
-def inbox_lines(application: ApplicationRow, page: InboxPage, query: dict[str, str]) -> list[InboxLine]:
-    """The rows of a page as the inbox shows them; each tag's chip is drawn once per page."""
+def inbox_lines(
+    application: ApplicationRow, page: InboxPage, query: dict[str, str], agent_ids: set[int]
+) -> list[InboxLine]:
+    """The rows of a page as the inbox shows them; each tag's chip is drawn once per page. An
+    assignee who is no longer among ``agent_ids`` (left the organization) is marked."""
     link = thread_links(application, query)
     tag_chip = template_macro("partials/threads/tag-chip.html", "tag_chip")
     chips: dict[int, Markup] = {}
@@ -100,6 +119,7 @@ def inbox_lines(application: ApplicationRow, page: InboxPage, query: dict[str, s
                 age=time_ago(thread.created_at, now),
                 full_time=full_time(thread.created_at),
                 chips=Markup("").join(chips[tag.id] for tag in row.tags),
+                assignee_left=thread.assignee_id is not None and thread.assignee_id not in agent_ids,
             )
         )
     return lines
@@ -111,24 +131,40 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
     page = await search_threads(application, limit=PAGE_SIZE, **filters)
     current = inbox_filters(request.args)
     current.pop("before", None)
+    agents = await assignment.agents(application)
+    lines = inbox_lines(application, page, inbox_filters(request.args), {agent.id for agent in agents})
     return {
         **HELPERS,
         "application": application,
-        "lines": inbox_lines(application, page, inbox_filters(request.args)),
+        "lines": lines,
         "filters": filters,
         "current": current,
         "sentiments": SENTIMENTS,
+        "assignee_choices": ASSIGNEE_CHOICES,
         "older_url": inbox_url(application, **current, before=page.next_before) if page.next_before else None,
         "newest_url": inbox_url(application, **current) if filters["before"] else None,
-        "has_filters": bool(filters["sentiment"] or filters["tag"] or filters["query"]),
+        "has_filters": bool(
+            filters["sentiment"] or filters["tag"] or filters["query"] or current.get("assignee")
+        ),
         "inbox_url": lambda **changes: inbox_url(application, **{**current, **changes}),
         "export_url": url_for("views.inbox.export_threads", application_id=application.id, **current),
-        "delete_url": url_for(
-            "views.inbox.delete_threads", application_id=application.id, **inbox_filters(request.args)
+        "bulk_url": url_for(
+            "views.inbox.bulk_threads", application_id=application.id, **inbox_filters(request.args)
         ),
+        "matching": await _matching(application, filters, page, len(lines)),
+        "agents": agents,
         "section": "inbox",
         "logo_url": logo_path(application),
     }
+
+
+async def _matching(application: ApplicationRow, filters: InboxFilters, page: InboxPage, shown: int) -> Total:
+    """How many threads the filters match, for "select all N matching": counted only when there
+    is more than this page (from the counters without filters, else a count that stops at
+    10,000)."""
+    if not page.has_more and not filters["before"]:
+        return Total(shown)
+    return await count_threads(application, inbox_thread_filters({**filters, "before": None}))
 
 
 @blueprint.get("/applications/<id:application_id>/feedback")
@@ -161,44 +197,127 @@ async def export_threads(application_id: int) -> Response:
     """The inbox's threads as a file, with the page's filters (status, sentiment, tag, text):
     the same export as the management API's (:mod:`app.services.export`)."""
     application = await get_application(current_agent(), application_id)
-    shown = _filters()
-    filters = ThreadFilters(
-        archived=shown["archived"], sentiment=shown["sentiment"], tag=shown["tag"], query=shown["query"]
-    )
+    filters = inbox_thread_filters({**_filters(), "before": None})
     export_format = export.check_format(request.args.get("format"))
     body = export.export_file(application, filters, export_format, bom=export_format == "csv")
     return export_response(application.id, body, export_format)
 
 
-@blueprint.post("/applications/<id:application_id>/feedback/delete")
-@agent_required
-async def delete_threads(application_id: int) -> ResponseReturnValue:
-    """Delete the threads checked in the inbox, in one transaction, then back to the same page.
+# What a bulk action's notice says it did, by action.
+DONE = {
+    "archive": "archived",
+    "unarchive": "moved back to the inbox",
+    "tag": "tagged {tag}",
+    "untag": "untagged {tag}",
+    "assign": "assigned to {assignee}",
+    "spam": "marked as spam and deleted (their senders are blocked)",
+    "delete": "deleted",
+}
 
-    htmx posts with ``confirmed`` once the browser's confirm box said yes; a plain form post
-    gets a confirmation page first, whose button posts the same ids with ``confirmed``."""
-    application = await get_application(current_agent(), application_id)
+
+@blueprint.post("/applications/<id:application_id>/feedback/bulk")
+@agent_required
+async def bulk_threads(application_id: int) -> ResponseReturnValue:
+    """Apply a bulk action (``action``) to the threads ticked in the inbox (``feedback_ids``),
+    or to every thread matching its filters (``scope=matching``; the filters are this address's
+    query string), then back to the inbox with a notice.
+
+    Marking as spam and deleting ask first: htmx posts with ``confirmed`` once the browser's
+    confirm box said yes; a plain form post gets a confirmation page, whose button posts the
+    same fields with ``confirmed``."""
+    agent = current_agent()
+    application = await get_application(agent, application_id)
     form = await request.form
-    filters = inbox_filters(request.args)
-    back = inbox_url(application, **filters)
-    context = {
+    query = inbox_filters(request.args)
+    back = inbox_url(application, **query)
+    try:
+        action = bulk.check_action(form.get("action"))
+        matching = form.get("scope") == "matching"
+        filters = inbox_thread_filters({**_filters(), "before": None})
+        selection = (
+            bulk.Selection.matching(filters)
+            if matching
+            else bulk.Selection.of_ids(parse_thread_ids(form.getlist("feedback_ids")))
+        )
+        assignee_id = assignment.parse_assignee_id(form.get("assignee_id")) if action == "assign" else None
+    except DomainError as error:
+        return await _refused(application, back, str(error), error.status)
+    if action in bulk.DESTRUCTIVE and form.get("confirmed") != "1":
+        count = await count_threads(application, filters) if matching else Total(len(selection.ids))
+        return await render_template(
+            "inbox/bulk-confirm.html",
+            **_confirm_context(application, back),
+            action=action,
+            matching=matching,
+            count=count,
+            ids=selection.ids,
+            error=None,
+        )
+    try:
+        done = await bulk.run(
+            agent,
+            application,
+            action,
+            selection,
+            storage_for(current_app.config["EARFUL"]),
+            tag=form.get("tag"),
+            assignee_id=assignee_id,
+            most_tags=current_app.config["EARFUL"].quotas.tags_per_application,
+        )
+    except DomainError as error:
+        return await _refused(application, back, str(error), error.status)
+    await flash(
+        _notice(
+            done, form.get("tag", ""), _name_of(assignee_id, agent, await assignment.agents(application))
+        ),
+        "success",
+    )
+    if matching:  # the selection was the filter, not this page: back to its newest threads
+        back = inbox_url(application, **{key: value for key, value in query.items() if key != "before"})
+    if is_htmx():
+        return Response("", 200, headers={"HX-Redirect": back})
+    return redirect(back, 303)
+
+
+def _confirm_context(application: ApplicationRow, back: str) -> dict[str, object]:
+    return {
         "application": application,
         "logo_url": logo_path(application),
         "section": "inbox",
         "back_url": back,
-        "action": url_for("views.inbox.delete_threads", application_id=application.id, **filters),
+        "action_url": url_for(
+            "views.inbox.bulk_threads", application_id=application.id, **inbox_filters(request.args)
+        ),
     }
-    try:
-        ids = parse_thread_ids(form.getlist("feedback_ids"))
-    except DomainError as error:
-        if is_htmx():
-            await flash(str(error), "error")
-            return Response("", error.status, headers={"HX-Redirect": back})
-        return await render_template("inbox/delete.html", **context, error=str(error)), error.status
-    if form.get("confirmed") != "1":
-        return await render_template("inbox/delete.html", **context, ids=ids, error=None)
-    deleted = await remove_threads(application, ids, storage_for(current_app.config["EARFUL"]))
-    await flash(f"{deleted} thread{'' if deleted == 1 else 's'} deleted.", "success")
+
+
+async def _refused(application: ApplicationRow, back: str, error: str, status: int) -> ResponseReturnValue:
+    """A bulk action refused: htmx goes back to the inbox, which shows why; a plain form post
+    gets a page that says it."""
     if is_htmx():
-        return Response("", 200, headers={"HX-Redirect": back})
-    return redirect(back, 303)
+        await flash(error, "error")
+        return Response("", status, headers={"HX-Redirect": back})
+    page = await render_template(
+        "inbox/bulk-confirm.html", **_confirm_context(application, back), action=None, error=error
+    )
+    return page, status
+
+
+def _name_of(assignee_id: int | None, agent: UserRow, agents: list[UserRow]) -> str:
+    if assignee_id is None:
+        return "nobody"
+    if assignee_id == agent.id:
+        return "you"
+    return next((person.name for person in agents if person.id == assignee_id), "them")
+
+
+def _notice(done: bulk.Outcome, tag: str, assignee: str) -> str:
+    """What a bulk action did, in a sentence: how many threads it changed, how many it left as
+    they were, and whether more matched than one request takes."""
+    verb = DONE[done.action].format(tag=" ".join(tag.split()).lower(), assignee=assignee)
+    notice = f"{done.changed} thread{'' if done.changed == 1 else 's'} {verb}."
+    if done.selected > done.changed:
+        notice += f" {done.selected - done.changed} left as they were."
+    if done.next_before is not None:
+        notice += f" More than {bulk.MAX_BY_FILTER} matched: select them again to go on."
+    return notice

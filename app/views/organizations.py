@@ -1,7 +1,11 @@
-"""Organizations: the ones the agent belongs to, their members, roles and applications.
+"""Organizations: the ones the agent belongs to, their members, roles, invitations and
+applications.
 
-Who may do what is decided by ``app.services.organizations``; the pages only hide the controls
-an agent cannot use, and show the service's refusal when a form is posted anyway.
+Who may do what is decided by ``app.services.organizations`` and ``app.services.invitations``;
+the pages only hide the controls an agent cannot use, and show the service's refusal when a form
+is posted anyway. An invitation's link is shown once, in the answer to the form that made it
+(when it was not e-mailed): only its digest is stored, so no later page can show it, and the
+session cookie (signed, not encrypted) never carries it.
 """
 
 from __future__ import annotations
@@ -10,14 +14,21 @@ from typing import Any
 
 from quart import Blueprint, Response, current_app, flash, get_flashed_messages, redirect, request, url_for
 from quart.typing import ResponseReturnValue
-from wtforms import EmailField, StringField
+from wtforms import (  # type: ignore[attr-defined]  # SelectChoice: WTForms 3.3's, not in types-WTForms yet
+    EmailField,
+    SelectChoice,
+    SelectField,
+    StringField,
+)
 from wtforms.validators import DataRequired, Length
 
-from app.errors import DomainError
-from app.models import OWNER
+from app.errors import DomainError, NotFound
+from app.models import AGENT, OWNER
 from app.repositories.organizations import OrganizationRow
+from app.services import invitations as invitations_service
 from app.services import organizations as organizations_service
 from app.services.avatars import avatar_url
+from app.services.invitations import NewInvitation
 from app.views import webhooks as webhooks_views
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
@@ -29,10 +40,13 @@ class OrganizationForm(CSRFForm):
     name = StringField("Name", validators=[DataRequired("Give the organization a name."), Length(max=200)])
 
 
-class MemberForm(CSRFForm):
+class InviteForm(CSRFForm):
     email = EmailField(
         "E-mail address",
-        validators=[DataRequired("Enter the e-mail address of an Earful user."), Length(max=254)],
+        validators=[DataRequired("Enter the e-mail address to invite."), Length(max=254)],
+    )
+    role = SelectField(
+        "Role", choices=[SelectChoice(AGENT, "Agent"), SelectChoice(OWNER, "Owner")], default=AGENT
     )
 
 
@@ -47,12 +61,14 @@ async def list_context(form: OrganizationForm | None = None, **extra: Any) -> di
 
 
 async def organization_context(
-    organization: OrganizationRow, form: MemberForm | None = None, **extra: Any
+    organization: OrganizationRow, form: InviteForm | None = None, **extra: Any
 ) -> dict[str, Any]:
     """Everything one organization's page shows; its members fragment renders a subset.
 
     The agent's role is read again here, since the action just taken may have changed it. The
-    Webhooks card is for owners (None for agents); a refused webhook form passes its own.
+    Webhooks card and the pending invitations are for owners (None for agents); a refused
+    webhook form passes its own. ``new_invitation`` is the invitation just made, whose link the
+    page shows this once.
     """
     secret = current_app.config["EARFUL"].secret_key
     memberships = await organizations_service.list_members(organization)
@@ -62,6 +78,7 @@ async def organization_context(
         extra["webhooks"] = (
             await webhooks_views.organization_card(current_agent(), organization) if role == OWNER else None
         )
+    pending = await invitations_service.list_pending(current_agent(), organization) if role == OWNER else []
     return {
         "organization": organization,
         "is_owner": role == OWNER,
@@ -80,7 +97,9 @@ async def organization_context(
             }
             for application in applications
         ],
-        "form": form or MemberForm(),
+        "invitations": pending,
+        "form": form or InviteForm(),
+        "new_invitation": None,
         "error": None,
         "notice": None,
         **extra,
@@ -146,21 +165,63 @@ async def show_organization(organization_id: int) -> str | tuple[str, int]:
     return await render_template("organizations/show.html", **context)
 
 
-@blueprint.post("/organizations/<id:organization_id>/members")
+@blueprint.post("/organizations/<id:organization_id>/invitations")
 @agent_required
-async def add_member(organization_id: int) -> ResponseReturnValue:
-    """Add an existing Earful user to the organization by e-mail address (owners only)."""
+async def invite(organization_id: int) -> ResponseReturnValue:
+    """Invite an address with a role (owners only). The link is e-mailed when e-mail goes out;
+    otherwise this answer shows it, once, for the owner to copy."""
     agent = current_agent()
     organization = await organizations_service.get_organization(agent, organization_id)
-    form = MemberForm(await request.form)
+    form = InviteForm(await request.form)
     if not form.validate():
         return await _render_organization(422, **await organization_context(organization, form))
     try:
-        user = await organizations_service.add_member_by_email(agent, organization, form.email.data or "")
+        made = await invitations_service.invite(agent, organization, form.email.data or "", form.role.data)
     except DomainError as failure:
         context = await organization_context(organization, form, error=str(failure))
         return await _render_organization(failure.status, **context)
-    return await _done(organization, f"{user.name} ({user.email}) is a member now.")
+    return await _invited(organization, made)
+
+
+async def _invited(organization: OrganizationRow, made: NewInvitation) -> ResponseReturnValue:
+    """After an invitation: an e-mailed one is a notice like any change; a link to copy is shown
+    in this answer, since no later page can show it again."""
+    email = made.invitation.email
+    if made.emailed:
+        return await _done(organization, f"Invitation sent to {email}.")
+    notice = f"Invitation for {email} made. Copy its link now: it is shown only once."
+    context = await organization_context(organization, notice=notice, new_invitation=made)
+    return await _render_organization(200, **context)
+
+
+@blueprint.get("/organizations/<id:organization_id>/invitations/<id:invitation_id>/revoke")
+@agent_required
+async def confirm_revoke_invitation(organization_id: int, invitation_id: int) -> str:
+    """Without JavaScript, an invitation's Revoke button asks here first (with it, the browser's
+    confirm box does)."""
+    agent = current_agent()
+    organization = await organizations_service.get_organization(agent, organization_id)
+    pending = await invitations_service.list_pending(agent, organization)
+    invitation = next((item for item in pending if item.id == invitation_id), None)
+    if invitation is None:
+        raise NotFound(invitations_service.INVALID_INVITATION)
+    return await render_template(
+        "organizations/revoke.html", organization=organization, invitation=invitation
+    )
+
+
+@blueprint.post("/organizations/<id:organization_id>/invitations/<id:invitation_id>/revoke")
+@agent_required
+async def revoke_invitation(organization_id: int, invitation_id: int) -> ResponseReturnValue:
+    """Revoke a pending invitation (owners only): its link stops working."""
+    agent = current_agent()
+    organization = await organizations_service.get_organization(agent, organization_id)
+    try:
+        await invitations_service.revoke(agent, organization, invitation_id)
+    except DomainError as failure:
+        context = await organization_context(organization, error=str(failure))
+        return await _render_organization(failure.status, **context)
+    return await _done(organization, "Invitation revoked: its link no longer works.")
 
 
 @blueprint.post("/organizations/<id:organization_id>/members/<id:user_id>/remove")

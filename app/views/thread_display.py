@@ -15,7 +15,7 @@ from app.repositories.attachments import AttachmentRow
 from app.services.avatars import avatar_url
 from app.services.validation import is_http_url
 
-INBOX_FILTERS = ("status", "sentiment", "tag", "q", "before")
+INBOX_FILTERS = ("status", "sentiment", "tag", "q", "assignee", "before")
 
 
 def avatar_src(email: str, name: str = "") -> str:

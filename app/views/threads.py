@@ -11,9 +11,10 @@ from app.links import logo_path
 from app.models import SENTIMENTS
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import ThreadRow
+from app.services import assignment
 from app.services.applications import get_application
 from app.services.deletion import delete_thread as remove_thread
-from app.services.feedback import get_thread, get_thread_details, set_archived, set_sentiment
+from app.services.feedback import assign, get_thread, get_thread_details, set_archived, set_sentiment
 from app.services.mail.outbox import delivery_status_of_replies
 from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
@@ -49,6 +50,8 @@ async def _thread_context(
     """Everything the thread page and its fragments show; used by GET and by failed POSTs."""
     details = await get_thread_details(application, feedback_id)
     filters = inbox_filters(request.args)
+    agents = await assignment.agents(application)
+    assignee_id = details.thread.assignee_id
     return {
         **HELPERS,
         "application": application,
@@ -66,6 +69,8 @@ async def _thread_context(
         "reply_error": reply_error,
         "tag_form": tag_form or TagForm(),
         "tag_error": tag_error,
+        "agents": agents,
+        "assignee_left": assignee_id is not None and all(agent.id != assignee_id for agent in agents),
         "filters": filters,
         "back_url": url_for("views.inbox.list_threads", application_id=application.id, **filters),
         "action": lambda name, **extra: url_for(
@@ -155,6 +160,26 @@ async def archive_thread(application_id: int, feedback_id: int) -> ResponseRetur
 async def unarchive_thread(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """Move an archived thread back to the open inbox."""
     return await _set_archived(application_id, feedback_id, False)
+
+
+@blueprint.post(THREAD + "/assign")
+@agent_required
+async def assign_thread(application_id: int, feedback_id: int) -> ResponseReturnValue:
+    """Assign the thread to an agent of the application (``assignee_id``; empty: nobody)."""
+    application, thread = await _load(application_id, feedback_id)
+    form = await request.form
+    try:
+        await assign(
+            current_agent(), application, thread, assignment.parse_assignee_id(form.get("assignee_id"))
+        )
+    except DomainError as error:
+        context = await _thread_context(application, feedback_id)
+        return await _render(
+            "partials/threads/assignee.html", {**context, "assignee_error": str(error)}, error.status
+        )
+    if not is_htmx():
+        return _back_to_thread(application_id, feedback_id)
+    return await _render("partials/threads/assignee.html", await _thread_context(application, feedback_id))
 
 
 @blueprint.post(THREAD + "/tags")

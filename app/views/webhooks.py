@@ -57,7 +57,7 @@ blueprint = Blueprint("webhooks", __name__)
 
 EVENT_LABELS = {
     "feedback.created": "New feedback",
-    "feedback.updated": "Feedback changed: archived, reopened, tagged, sentiment",
+    "feedback.updated": "Feedback changed: archived, reopened, tagged, assigned, sentiment",
     "feedback.deleted": "Feedback deleted",
     "reply.created": "New reply or customer answer",
 }

@@ -49,6 +49,7 @@ THREAD_FIELDS = {
     "nps",
     "url",
     "language",
+    "assignee",
 }
 
 
@@ -284,6 +285,7 @@ async def test_listed_thread_has_every_field_with_the_specified_type(api, token,
     assert item["nps"] == 7
     assert item["url"] == "https://shop.example.org/cart"
     assert item["language"] == "es"
+    assert item["assignee"] is None
     assert item["created_at"] == int(stored.created_at.timestamp())
     assert item["updated_at"] == int(stored.updated_at.timestamp())
     assert item["replies"] == []

@@ -20,6 +20,8 @@ from app.models import (
     Application,
     Attachment,
     Feedback,
+    Invitation,
+    Membership,
     NotificationSetting,
     Organization,
     Reply,
@@ -30,6 +32,7 @@ from app.models import (
     WebhookEndpoint,
 )
 from app.repositories import webhooks
+from app.services import invitations
 from app.services.organizations import add_member
 from app.services.webhooks import endpoints
 from app.services.webhooks.delivery import Sender, deliver_due
@@ -60,6 +63,7 @@ class World:
     bob_app: Application
     bob_thread: Feedback
     alice_webhooks: dict[str, tuple[int, int]]  # per owner (app, org): a webhook and its delivery
+    alice_invitation: int
 
     def ids(self) -> dict[str, int]:
         return {
@@ -71,6 +75,7 @@ class World:
             "alice_delivery": self.alice_webhooks["app"][1],
             "alice_org_webhook": self.alice_webhooks["org"][0],
             "alice_org_delivery": self.alice_webhooks["org"][1],
+            "alice_invitation": self.alice_invitation,
         }
 
 
@@ -116,6 +121,7 @@ async def world(db: str) -> World:
         "app": await make_webhook(alice, await endpoints.application_scope(alice, alice_app)),
         "org": await make_webhook(alice, await endpoints.organization_scope(alice, alice_organization.id)),
     }
+    invited = await invitations.invite(alice, alice_organization, "dora@example.com")
     return World(
         alice=alice,
         alice_token=await make_token(alice, "read", "write"),
@@ -129,6 +135,7 @@ async def world(db: str) -> World:
         bob_app=bob_app,
         bob_thread=bob_thread,
         alice_webhooks=alice_webhooks,
+        alice_invitation=invited.invitation.id,
     )
 
 
@@ -146,6 +153,8 @@ async def snapshot_of_alice(world: World) -> dict[str, Any]:
         "deliveries": await WebhookDelivery.all().order_by("id").values(),
         "attempts": await WebhookAttempt.all().order_by("id").values(),
         "notification settings": await NotificationSetting.all().order_by("id").values(),
+        "invitations": await Invitation.all().order_by("id").values(),
+        "memberships": await Membership.all().order_by("id").values(),
     }
 
 
@@ -174,6 +183,12 @@ APPLICATION_ENDPOINTS = [
         id="archive feedback",
     ),
     pytest.param(
+        "patch",
+        "/applications/{alice_app}/feedback/{alice_thread}",
+        {"assignee_id": None},
+        id="unassign feedback",
+    ),
+    pytest.param(
         "post",
         "/applications/{alice_app}/feedback/{alice_thread}/replies",
         {"message": "Hello from Bob"},
@@ -184,6 +199,12 @@ APPLICATION_ENDPOINTS = [
         "/applications/{alice_app}/feedback/{alice_thread}/replies",
         {"message": "Bob's note", "type": "note"},
         id="add note to feedback",
+    ),
+    pytest.param(
+        "post",
+        "/applications/{alice_app}/feedback/bulk",
+        {"action": "untag", "tag": "no-such-tag", "filters": {}},
+        id="bulk action",
     ),
     pytest.param("get", "/applications/{alice_app}/tags", None, id="list tags"),
     pytest.param("get", "/applications/{alice_app}/replies", None, id="list replies"),
@@ -237,6 +258,21 @@ ORGANIZATION_ENDPOINTS = [
         ("get", "/{webhook}/deliveries", None, "list webhook deliveries"),
         ("get", "/{webhook}/deliveries/{delivery}", None, "show webhook delivery"),
     ]
+]
+ORGANIZATION_ENDPOINTS.append(
+    pytest.param("get", "/organizations/{alice_organization}/invitations", None, id="list invitations")
+)
+INVITATION_ACTIONS = [
+    pytest.param(
+        "post",
+        "/organizations/{alice_organization}/invitations",
+        {"email": "eve@example.com"},
+        201,
+        id="invite",
+    ),
+    pytest.param(
+        "delete", "/organizations/{alice_organization}/invitations/{alice_invitation}", None, 204, id="revoke"
+    ),
 ]
 WEBHOOK_ACTION_PARAMS = [
     pytest.param(owner, method, webhook_path(owner, suffix), body, status, id=f"{name} ({owner})")
@@ -328,6 +364,37 @@ async def test_another_users_webhooks_are_not_found(api, world, owner, method, p
     assert response.status_code == 404
     assert response.mimetype == "text/plain"
     assert await body_text(response) == f"Invalid {owner}"
+    assert await snapshot_of_alice(world) == before
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status"), INVITATION_ACTIONS)
+async def test_owner_may_use_every_invitation_action(api, world, method, path, body, status):
+    response = await send(api, method, path, world.alice_token, body, world)
+
+    assert response.status_code == status, await body_text(response)
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status"), INVITATION_ACTIONS)
+async def test_another_users_invitations_are_not_found(api, world, method, path, body, status):
+    before = await snapshot_of_alice(world)
+
+    response = await send(api, method, path, world.bob_token, body, world)
+
+    assert response.status_code == 404
+    assert response.mimetype == "text/plain"
+    assert await body_text(response) == "Invalid organization"
+    assert await snapshot_of_alice(world) == before
+
+
+async def test_another_organizations_invitation_is_not_found_under_ones_own(api, world):
+    before = await snapshot_of_alice(world)
+
+    response = await api.delete(
+        f"/organizations/{world.bob_organization.id}/invitations/{world.alice_invitation}", world.bob_token
+    )
+
+    assert response.status_code == 404
+    assert await body_text(response) == "Invalid invitation"
     assert await snapshot_of_alice(world) == before
 
 

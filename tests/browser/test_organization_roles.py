@@ -1,6 +1,6 @@
-"""Organization roles in a real browser: an owner adds and promotes members through htmx, an
-agent sees the members without the owner's controls and leaves. Effects are read back through
-the API."""
+"""Organization roles in a real browser: an owner invites and promotes members through htmx, an
+agent accepts, sees the members without the owner's controls and leaves. Effects are read back
+through the API."""
 
 from __future__ import annotations
 
@@ -50,23 +50,25 @@ async def test_owner_adds_an_agent_who_sees_no_controls_and_leaves(
     assert roles_of(site, owner_token) == {"Roles Ltd": "owner"}
 
     await mark_document(page)
-    await page.get_by_label("Add a member").fill(AGENT_EMAIL)
-    await page.get_by_role("button", name="Add member").click()
-    await expect(page.get_by_role("status")).to_have_text(
-        "Andy Agent (roles-agent@example.com) is a member now."
-    )
+    await page.get_by_label("Invite someone").fill(AGENT_EMAIL)
+    await page.get_by_role("button", name="Invite", exact=True).click()
+    await expect(page.get_by_role("status")).to_contain_text("Invitation for roles-agent@example.com made.")
     assert await same_document(page)
-    assert roles_of(site, agent_token) == {"Roles Ltd": "agent"}
+    link = await page.get_by_label("Invitation link").input_value()
+    assert roles_of(site, agent_token) == {}
 
     agent_context = await browser.new_context(viewport={"width": 1280, "height": 900})
     agent_page = await agent_context.new_page()
     agent_console = watch_console(agent_page)
     await sign_in(agent_page, site, AGENT_EMAIL)
-    await agent_page.goto(page.url)
+    await agent_page.goto(link)
+    await agent_page.get_by_role("button", name="Join Roles Ltd").click()
+    await expect(agent_page.get_by_role("heading", level=1, name="Roles Ltd")).to_be_visible()
+    assert roles_of(site, agent_token) == {"Roles Ltd": "agent"}
     members = agent_page.locator("#members")
     await expect(members.get_by_text("Olga Owner")).to_be_visible()
     await expect(members.get_by_text("Owner", exact=True)).to_be_visible()
-    await expect(agent_page.get_by_label("Add a member")).to_have_count(0)
+    await expect(agent_page.get_by_label("Invite someone")).to_have_count(0)
     await expect(
         agent_page.get_by_role("button", name=re.compile("^(Remove|Make owner|Make agent)"))
     ).to_have_count(0)
@@ -107,6 +109,6 @@ async def test_owner_promotes_a_member_and_the_last_owner_cannot_leave(page, sit
     await expect(page.get_by_role("status")).to_have_text(
         "Olga Owner (roles-owner@example.com) is an agent now."
     )
-    await expect(page.get_by_label("Add a member")).to_have_count(0)
+    await expect(page.get_by_label("Invite someone")).to_have_count(0)
     assert roles_of(site, owner_token)["Promo Inc"] == "agent"
     assert not csp_violations(console), console

@@ -12,6 +12,10 @@ for them), so they delete real rows without taking the data the other operations
 and every later request saw none; its answers are checked against the document by every API test
 instead (tests/openapi_check.py). The run fails if the fuzzed application did not survive it.
 
+Invitations: the organization has pending invitations; ``revokeInvitation`` gets ids of its own.
+``bulkFeedback`` gets an application of its own ("Bulk target", with threads of its own): with
+``filters`` it may delete or mark as spam every thread it matches.
+
 Webhooks: the fuzzed user also owns an organization; the application and the organization each
 have a webhook with a delivery (a test event), whose ids the fuzzer gets. The server runs with
 EARFUL_WEBHOOK_ALLOW_PRIVATE=1 so that these webhooks can post to the server itself on loopback
@@ -51,12 +55,15 @@ ST = Path(sys.executable).parent / "st"
 INBOUND_SECRET = "fuzzing-inbound-secret-0123456789"
 DOOMED_THREADS = 6
 DOOMED_WEBHOOKS = 3
+DOOMED_INVITATIONS = 3
 # Operations that delete what they are given, and the dictionary of ids each gets instead.
 DESTRUCTIVE = (
     ("deleteFeedback", "path.feedback_id", "doomed_threads"),
     ("markFeedbackAsSpam", "path.feedback_id", "doomed_threads"),
     ("deleteApplicationWebhook", "path.webhook_id", "doomed_webhooks"),
     ("deleteOrganizationWebhook", "path.webhook_id", "doomed_webhooks"),
+    ("revokeInvitation", "path.invitation_id", "doomed_invitations"),
+    ("bulkFeedback", "path.application_id", "doomed_applications"),
 )
 PASSWORD = "fuzzing-password-123"
 
@@ -101,9 +108,26 @@ def seed_data(site: LiveSite) -> dict[str, Any]:
         token,
         [f"/applications/{application['id']}/webhooks", f"/organizations/{organization['id']}/webhooks"],
     )
+    invited = [
+        site.http.post(
+            f"{site.base_url}/organizations/{organization['id']}/invitations",
+            headers={"Authorization": f"Bearer {token}"},
+            json={"email": f"invited{number}@example.com"},
+        )
+        for number in range(1 + DOOMED_INVITATIONS)
+    ]
+    for response in invited:
+        response.raise_for_status()
+    invitation_ids = [response.json()["data"]["id"] for response in invited]
+    target = site.create_application(token, name="Bulk target")
+    for number in range(DOOMED_THREADS):
+        site.submit(target, email=f"bulk{number}@example.com", message=f"Bulk target number {number}")
     return {
         "token": token,
         "key": application["keys"]["javascript"],
+        "invitation_ids": invitation_ids[:1],
+        "doomed_invitation_ids": invitation_ids[1:],
+        "doomed_application_ids": [target["id"]],
         "application_id": application["id"],
         "organization_id": organization["id"],
         "feedback_ids": [thread["id"] for thread in threads],
@@ -149,6 +173,7 @@ def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
         "threads": data["feedback_ids"],
         "webhooks": data["webhook_ids"],
         "deliveries": data["delivery_ids"],
+        "invitations": data["invitation_ids"],
     }
     parameters = {
         "path.application_id": "applications",
@@ -157,13 +182,19 @@ def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
         "query.feedback_id": "threads",
         "path.webhook_id": "webhooks",
         "path.delivery_id": "deliveries",
+        "path.invitation_id": "invitations",
     }
     if data["attachment"]:
         attachment_id, token, name = data["attachment"]
         ids |= {"attachments": [int(attachment_id)]}
         text += f'\n[dictionaries.tokens]\nvalues = ["{token}"]\n[dictionaries.names]\nvalues = ["{name}"]\n'
         parameters |= {"path.attachment_id": "attachments", "path.token": "tokens", "path.name": "names"}
-    ids |= {"doomed_threads": data["doomed_feedback_ids"], "doomed_webhooks": data["doomed_webhook_ids"]}
+    ids |= {
+        "doomed_threads": data["doomed_feedback_ids"],
+        "doomed_webhooks": data["doomed_webhook_ids"],
+        "doomed_invitations": data["doomed_invitation_ids"],
+        "doomed_applications": data["doomed_application_ids"],
+    }
     for name, values in ids.items():
         text += f"\n[dictionaries.{name}]\nvalues = {values}\n"
     text += "\n[parameters]\n" + "".join(

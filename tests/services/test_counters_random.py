@@ -1,5 +1,6 @@
 """A random sequence of every kind of write (creates, replies, customer answers, archives, tags,
-deletions, retention runs, erasures), then every counter recounted from the raw tables.
+deletions, retention runs, erasures, bulk actions by ids and by filter), then every counter
+recounted from the raw tables.
 
 Each kind of write has its own tests; this one looks for the interactions between them (a
 reply on a thread archived, then deleted; a tag deleted under archived threads...). The seeds
@@ -17,10 +18,11 @@ import pytest
 from app.db import transactional
 from app.models import Application, Feedback, Tag
 from app.repositories.applications import ApplicationRow
-from app.services import deletion, erasure, feedback, replies, retention, tags
+from app.services import bulk, deletion, erasure, feedback, replies, retention, tags
 from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
 from app.services.storage import LocalStorage, Storage
+from app.services.thread_filters import ThreadFilters
 from tests.factories import application_row, make_application, make_thread, make_user
 from tests.integrity import counter_mismatches, files_without_rows
 
@@ -125,6 +127,32 @@ class Scenario:
     async def erase(self, application: ApplicationRow, _: int) -> None:
         await erasure.erase_person(None, self.rng.choice(SENDERS), storage=self.storage)
 
+    async def bulk(self, application: ApplicationRow, feedback_id: int) -> None:
+        """A bulk action on a few threads by id, or on every thread matching a filter, in small
+        batches (the module's BATCH is lowered by the test)."""
+        action = self.rng.choice(bulk.ACTIONS)
+        if self.rng.random() < 0.5:
+            ids = await self._thread_ids(application)
+            chosen = {feedback_id, *self.rng.sample(ids, min(len(ids), self.rng.randint(0, 5)))}
+            selection = bulk.Selection.of_ids(sorted(chosen))
+        else:
+            filters = ThreadFilters(
+                archived=self.rng.random() < 0.4,
+                tag=self.rng.choice((None, *TAG_NAMES)),
+                sentiment=self.rng.choice((None, "negative", "positive")),
+            )
+            selection = bulk.Selection.matching(filters)
+        self.log.append(f"  bulk {action} {selection}")
+        await bulk.run(
+            self.agent,
+            application,
+            action,
+            selection,
+            self.storage,
+            tag=self.rng.choice(TAG_NAMES),
+            assignee_id=self.rng.choice((None, self.agent.id)),
+        )
+
     async def step(self) -> None:
         application = await self._application()
         ids = await self._thread_ids(application)
@@ -146,6 +174,8 @@ class Scenario:
             self.age,
             self.retain,
             self.erase,
+            self.bulk,
+            self.bulk,
         ]
         action = self.rng.choice(actions)
         feedback_id = self.rng.choice(ids)
@@ -154,7 +184,8 @@ class Scenario:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_counters_equal_a_recount_after_random_writes(db, tmp_path, seed):
+async def test_counters_equal_a_recount_after_random_writes(db, tmp_path, seed, monkeypatch):
+    monkeypatch.setattr(bulk, "BATCH", 2)  # several batches, each its own transaction
     scenario = Scenario(random.Random(seed), LocalStorage(tmp_path))
     await scenario.start()
 

@@ -1,4 +1,4 @@
-"""Roles in organizations: who creates, adds, removes, promotes and demotes, and the last owner."""
+"""Roles in organizations: who creates, removes, promotes and demotes, and the last owner."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from app.models import Membership, Organization, User
 from app.services.organizations import (
     LAST_OWNER,
     OWNERS_ONLY,
-    add_member_by_email,
+    add_member,
     change_role,
     check_can_move_application,
     create_organization,
@@ -71,47 +71,21 @@ async def test_a_user_named_as_owner_and_member_is_an_owner_once(ann, bob):
     assert await roles(organization) == {"ann@example.com": "owner", "bob@example.com": "agent"}
 
 
-# Adding members
+# Adding members (the surfaces invite instead: tests/services/test_invitations.py)
 
 
-async def test_an_owner_adds_a_member_as_an_agent(ann, bob):
+async def test_adding_a_member_makes_them_an_agent(ann, bob):
     organization = await make_organization(ann)
 
-    added = await add_member_by_email(ann, organization, " Bob@Example.com ")
+    await add_member(organization, bob)
 
-    assert added.id == bob.id
     assert await roles(organization) == {"ann@example.com": "owner", "bob@example.com": "agent"}
 
 
 async def test_adding_an_owner_again_keeps_their_role(ann):
     organization = await make_organization(ann)
 
-    await add_member_by_email(ann, organization, ann.email)
-
-    assert await roles(organization) == {"ann@example.com": "owner"}
-
-
-async def test_an_agent_cannot_add_a_member(ann, bob, cid):
-    organization = await make_organization(ann, bob)
-
-    with pytest.raises(Forbidden, match=re.escape(OWNERS_ONLY)):
-        await add_member_by_email(bob, organization, cid.email)
-
-    assert await roles(organization) == {"ann@example.com": "owner", "bob@example.com": "agent"}
-
-
-async def test_an_agent_learns_nothing_about_unknown_addresses(ann, bob):
-    organization = await make_organization(ann, bob)
-
-    with pytest.raises(Forbidden):
-        await add_member_by_email(bob, organization, "nobody@example.com")
-
-
-async def test_a_non_member_cannot_add_a_member(ann, bob):
-    organization = await make_organization(ann)
-
-    with pytest.raises(NotFound, match="Invalid organization"):
-        await add_member_by_email(bob, organization, bob.email)
+    await add_member(organization, ann)
 
     assert await roles(organization) == {"ann@example.com": "owner"}
 

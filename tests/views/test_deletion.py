@@ -160,17 +160,17 @@ async def test_an_organization_agent_may_delete_a_thread(team):
     assert await thread_ids(application.id) == []
 
 
-# --- the inbox's selection ---------------------------------------------------------------------
+# --- the inbox's selection (its bulk action "delete": tests/views/test_bulk.py has the others) ---
 
 
 def selection_url(application_id: int, query: str = "") -> str:
-    return f"/app/applications/{application_id}/feedback/delete{query}"
+    return f"/app/applications/{application_id}/feedback/bulk{query}"
 
 
 async def post_selection(client, application_id: int, csrf: str, ids: list[int], confirmed: bool = True):
     """Post the inbox's form: a repeated ``feedback_ids`` field (the test client's ``form`` keeps
     one value per name)."""
-    pairs = [("csrf_token", csrf), *(("feedback_ids", str(number)) for number in ids)]
+    pairs = [("csrf_token", csrf), ("action", "delete"), *(("feedback_ids", str(number)) for number in ids)]
     if confirmed:
         pairs.append(("confirmed", "1"))
     return await client.post(
@@ -185,7 +185,7 @@ async def test_the_inbox_is_a_form_with_a_checkbox_per_thread(client, csrf, appl
 
     body = await html(client, inbox_url(application.id))
 
-    assert f'<form id="inbox-selection" method="post" action="{selection_url(application.id)}">' in body
+    assert f'<form id="inbox-selection" method="post" action="{selection_url(application.id)}"' in body
     for thread in threads:
         assert f'name="feedback_ids" value="{thread.id}"' in body
     assert "Delete selected" in body
@@ -223,7 +223,7 @@ async def test_htmx_deletes_the_selection_and_redirects_by_header(client, csrf, 
 
     response = await client.post(
         selection_url(application.id, "?status=archived"),
-        form={"confirmed": "1", "feedback_ids": str(thread.id)},
+        form={"confirmed": "1", "action": "delete", "feedback_ids": str(thread.id)},
         headers={**HX, "X-CSRF-Token": csrf},
     )
 
@@ -235,7 +235,9 @@ async def test_htmx_deletes_the_selection_and_redirects_by_header(client, csrf, 
 async def test_an_empty_selection_is_refused(client, csrf, application):
     thread = await make_thread(application)
 
-    response = await client.post(selection_url(application.id), form={"csrf_token": csrf, "confirmed": "1"})
+    response = await client.post(
+        selection_url(application.id), form={"csrf_token": csrf, "confirmed": "1", "action": "delete"}
+    )
 
     assert response.status_code == 400
     assert "Select at least one thread." in await response.get_data(as_text=True)
@@ -246,7 +248,8 @@ async def test_a_selection_of_something_else_than_ids_is_refused(client, csrf, a
     thread = await make_thread(application)
 
     response = await client.post(
-        selection_url(application.id), form={"csrf_token": csrf, "confirmed": "1", "feedback_ids": "x"}
+        selection_url(application.id),
+        form={"csrf_token": csrf, "confirmed": "1", "action": "delete", "feedback_ids": "x"},
     )
 
     assert response.status_code == 400
@@ -271,7 +274,7 @@ async def test_another_agent_cannot_delete_a_selection(intruder, application):
 
     response = await other.post(
         selection_url(application.id),
-        form={"csrf_token": token, "confirmed": "1", "feedback_ids": str(thread.id)},
+        form={"csrf_token": token, "confirmed": "1", "action": "delete", "feedback_ids": str(thread.id)},
     )
 
     assert response.status_code == 404

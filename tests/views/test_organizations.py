@@ -1,14 +1,17 @@
-"""Organizations: the list, one organization's page, adding and removing members, their roles."""
+"""Organizations: the list, one organization's page, inviting and removing members, their roles.
+
+The invitation's own page (accepting) is tests/views/test_invitations.py."""
 
 from __future__ import annotations
 
-from app.models import Membership, Organization
+import re
+
+from app.models import Invitation, Membership, Organization, OutboundEmail
+from app.services.security import sha256_hex
 from tests.factories import (
-    body_json,
     csrf_of,
     make_application,
     make_organization,
-    make_token,
     make_user,
     sign_in,
 )
@@ -24,10 +27,10 @@ async def _signed_in_other(app):
     return other, bob
 
 
-async def _add(client, organization_id: int, email: str, headers=None):
+async def _invite(client, organization_id: int, email: str, headers=None, role: str = "agent"):
     return await client.post(
-        f"/app/organizations/{organization_id}/members",
-        form={"csrf_token": await csrf_of(client, "/app/organizations"), "email": email},
+        f"/app/organizations/{organization_id}/invitations",
+        form={"csrf_token": await csrf_of(client, "/app/organizations"), "email": email, "role": role},
         headers=headers or {},
     )
 
@@ -148,57 +151,113 @@ async def test_organization_page_shows_members_and_applications(client, agent):
     assert f'href="/app/applications/{application.id}/feedback"' in body
 
 
-async def test_adding_a_member_by_email_shares_the_applications(client, api, agent):
+async def test_inviting_shows_the_link_once_and_adds_nobody(client, agent):
     organization = await make_organization(agent)
-    application = await make_application(agent, organization_id=organization.id)
     carl = await make_user(email="carl@example.com", name="Carl")
     await sign_in(client, agent)
 
-    response = await _add(client, organization.id, " Carl@Example.com ")
+    response = await _invite(client, organization.id, " Carl@Example.com ")
 
-    assert response.status_code == 303
-    page = await (await client.get(response.headers["Location"].split("#")[0])).get_data(as_text=True)
-    assert "Carl (carl@example.com) is a member now." in page
-    found = await body_json(await api.get("/applications", await make_token(carl, "read")))
-    assert [item["id"] for item in found["data"]] == [application.id]
+    assert response.status_code == 200
+    body = await response.get_data(as_text=True)
+    assert "Invitation for carl@example.com made. Copy its link now: it is shown only once." in body
+    link = re.search(r'value="(http://earful\.test/app/invitations/[^"]+)"', body)
+    assert link, body
+    invitation = await Invitation.get(organization_id=organization.id)
+    assert invitation.token_hash == sha256_hex(link.group(1).rsplit("/", 1)[1])
+    assert not await Membership.exists(organization_id=organization.id, user_id=carl.id)
+    page = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
+    assert link.group(1) not in page
+    assert "Pending invitations" in page and "carl@example.com" in page
 
 
-async def test_adding_a_member_with_htmx_answers_the_members_fragment(client, agent):
+async def test_inviting_with_htmx_answers_the_members_fragment_with_the_link(client, agent):
     organization = await make_organization(agent)
-    await make_user(email="carl@example.com", name="Carl")
     await sign_in(client, agent)
 
-    response = await _add(client, organization.id, "carl@example.com", HTMX)
+    response = await _invite(client, organization.id, "carl@example.com", HTMX, role="owner")
 
     body = await response.get_data(as_text=True)
     assert response.status_code == 200
     assert body.lstrip().startswith('<section id="members"')
-    assert "carl@example.com" in body
+    assert "/app/invitations/" in body and 'data-copy="#invitation-link"' in body
+    assert (await Invitation.get(organization_id=organization.id)).role == "owner"
 
 
-async def test_adding_a_member_twice_is_harmless(client, agent):
+async def test_with_e_mail_the_link_is_sent_and_not_shown(app, client, agent, mail_settings):
     organization = await make_organization(agent)
-    await make_user(email="carl@example.com")
     await sign_in(client, agent)
 
-    await _add(client, organization.id, "carl@example.com")
-    response = await _add(client, organization.id, "carl@example.com")
+    response = await _invite(client, organization.id, "carl@example.com")
 
     assert response.status_code == 303
-    assert await Membership.filter(organization_id=organization.id).count() == 2
+    page = await (await client.get(response.headers["Location"].split("#")[0])).get_data(as_text=True)
+    assert "Invitation sent to carl@example.com." in page
+    assert "/app/invitations/" not in page
+    assert (await OutboundEmail.get()).kind == "invitation"
 
 
-async def test_adding_an_unknown_email_shows_an_error(client, agent):
-    organization = await make_organization(agent)
+async def test_inviting_a_member_shows_an_error(client, agent):
+    organization = await make_organization(agent, await make_user(email="carl@example.com"))
     await sign_in(client, agent)
 
-    response = await _add(client, organization.id, "nobody@example.com")
+    response = await _invite(client, organization.id, "carl@example.com")
 
     assert response.status_code == 400
     body = await response.get_data(as_text=True)
-    assert "No Earful user has the address nobody@example.com." in body
-    assert 'value="nobody@example.com"' in body
-    assert await Membership.filter(organization_id=organization.id).count() == 1
+    assert "carl@example.com is a member of the organization already." in body
+    assert 'value="carl@example.com"' in body
+    assert not await Invitation.exists()
+
+
+async def test_inviting_needs_an_address(client, agent):
+    organization = await make_organization(agent)
+    await sign_in(client, agent)
+
+    response = await _invite(client, organization.id, "")
+
+    assert response.status_code == 422
+    assert "Enter the e-mail address to invite." in await response.get_data(as_text=True)
+
+
+async def test_revoking_asks_first_without_javascript(client, agent):
+    organization = await make_organization(agent)
+    await sign_in(client, agent)
+    await _invite(client, organization.id, "carl@example.com")
+    invitation = await Invitation.get(organization_id=organization.id)
+    revoke = f"/app/organizations/{organization.id}/invitations/{invitation.id}/revoke"
+
+    page = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
+    confirm = await client.get(revoke)
+    response = await client.post(revoke, form={"csrf_token": await csrf_of(client, revoke)})
+
+    assert f'action="{revoke}"' in page and f'hx-post="{revoke}"' in page and "hx-confirm=" in page
+    assert confirm.status_code == 200
+    assert "Revoke the invitation of carl@example.com?" in await confirm.get_data(as_text=True)
+    assert response.status_code == 303
+    assert (await Invitation.get(id=invitation.id)).revoked_at is not None
+    after = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
+    assert "Invitation revoked: its link no longer works." in after
+    assert "Pending invitations" not in after
+    assert (await client.get(revoke)).status_code == 404
+
+
+async def test_revoking_with_htmx_answers_the_members_fragment(client, agent):
+    organization = await make_organization(agent)
+    await sign_in(client, agent)
+    await _invite(client, organization.id, "carl@example.com")
+    invitation = await Invitation.get(organization_id=organization.id)
+
+    response = await client.post(
+        f"/app/organizations/{organization.id}/invitations/{invitation.id}/revoke",
+        form={"csrf_token": await csrf_of(client, "/app/organizations")},
+        headers=HTMX,
+    )
+
+    body = await response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<section id="members"')
+    assert "carl@example.com" not in body
 
 
 async def test_removing_a_member(client, agent):
@@ -299,14 +358,20 @@ async def test_another_agent_gets_404_on_the_organization_page(app, agent):
     assert "Private Corp" not in body
 
 
-async def test_another_agent_cannot_add_members(app, agent):
+async def test_another_agent_cannot_invite_or_revoke(app, client, agent):
     organization = await make_organization(agent)
+    await sign_in(client, agent)
+    await _invite(client, organization.id, "carl@example.com")
+    invitation = await Invitation.get(organization_id=organization.id)
     other, bob = await _signed_in_other(app)
+    revoke = f"/app/organizations/{organization.id}/invitations/{invitation.id}/revoke"
 
-    response = await _add(other, organization.id, bob.email)
+    invited = await _invite(other, organization.id, bob.email)
+    confirm = await other.get(revoke)
+    revoked = await other.post(revoke, form={"csrf_token": await csrf_of(other, "/app/organizations")})
 
-    assert response.status_code == 404
-    assert not await Membership.exists(organization_id=organization.id, user_id=bob.id)
+    assert (invited.status_code, confirm.status_code, revoked.status_code) == (404, 404, 404)
+    assert await Invitation.filter(revoked_at=None).count() == 1
 
 
 async def test_another_agent_cannot_remove_members(app, agent):
@@ -319,15 +384,16 @@ async def test_another_agent_cannot_remove_members(app, agent):
     assert await Membership.exists(organization_id=organization.id, user_id=agent.id)
 
 
-async def test_adding_a_member_without_csrf_token_is_refused(client, agent):
+async def test_inviting_without_csrf_token_is_refused(client, agent):
     organization = await make_organization(agent)
-    carl = await make_user(email="carl@example.com")
     await sign_in(client, agent)
 
-    response = await client.post(f"/app/organizations/{organization.id}/members", form={"email": carl.email})
+    response = await client.post(
+        f"/app/organizations/{organization.id}/invitations", form={"email": "carl@example.com"}
+    )
 
     assert response.status_code == 400
-    assert not await Membership.exists(organization_id=organization.id, user_id=carl.id)
+    assert not await Invitation.exists()
 
 
 async def test_names_and_emails_are_escaped(client, agent):
@@ -379,7 +445,7 @@ async def test_an_owner_gets_the_controls_to_manage_members(client, agent):
 
     body = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
 
-    assert f'action="/app/organizations/{organization.id}/members"' in body
+    assert f'action="/app/organizations/{organization.id}/invitations"' in body
     assert f'action="/app/organizations/{organization.id}/members/{carl.id}/remove"' in body
     assert f'action="/app/organizations/{organization.id}/members/{carl.id}/role"' in body
     assert 'name="role" value="owner"' in body
@@ -394,7 +460,7 @@ async def test_an_agent_sees_the_members_without_the_controls_and_may_leave(clie
     body = await (await client.get(f"/app/organizations/{organization.id}")).get_data(as_text=True)
 
     assert "olga@example.com" in body and "carl@example.com" in body
-    assert f'action="/app/organizations/{organization.id}/members"' not in body
+    assert "/invitations" not in body
     assert "/role" not in body
     assert f"/members/{owner.id}/remove" not in body
     assert f"/members/{colleague.id}/remove" not in body
@@ -402,30 +468,28 @@ async def test_an_agent_sees_the_members_without_the_controls_and_may_leave(clie
     assert "You are an agent here" in body
 
 
-async def test_an_agent_cannot_add_a_member(client, agent):
+async def test_an_agent_cannot_invite(client, agent):
     organization = await make_organization(await make_user(), agent)
-    carl = await make_user(email="carl@example.com")
     await sign_in(client, agent)
 
-    response = await _add(client, organization.id, carl.email)
+    response = await _invite(client, organization.id, "carl@example.com")
 
     assert response.status_code == 403
     assert "Only an owner of the organization can do this." in await response.get_data(as_text=True)
-    assert carl.id not in await _roles(organization)
+    assert not await Invitation.exists()
 
 
-async def test_an_agent_cannot_add_a_member_with_htmx_either(client, agent):
+async def test_an_agent_cannot_invite_with_htmx_either(client, agent):
     organization = await make_organization(await make_user(), agent)
-    carl = await make_user(email="carl@example.com")
     await sign_in(client, agent)
 
-    response = await _add(client, organization.id, carl.email, HTMX)
+    response = await _invite(client, organization.id, "carl@example.com", HTMX)
 
     body = await response.get_data(as_text=True)
     assert response.status_code == 403
     assert body.lstrip().startswith('<section id="members"')
     assert "Only an owner of the organization can do this." in body
-    assert carl.id not in await _roles(organization)
+    assert not await Invitation.exists()
 
 
 async def test_an_agent_cannot_remove_the_owner_or_another_agent(client, agent):
@@ -501,7 +565,7 @@ async def test_an_owner_who_steps_down_loses_the_controls(client, agent):
 
     body = await response.get_data(as_text=True)
     assert response.status_code == 200
-    assert f'action="/app/organizations/{organization.id}/members"' not in body
+    assert f'action="/app/organizations/{organization.id}/invitations"' not in body
     assert "You are an agent here" in body
     assert await _roles(organization) == {agent.id: "agent", carl.id: "owner"}
 

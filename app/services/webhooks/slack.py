@@ -41,6 +41,9 @@ def _thread_attachment(thread: dict[str, Any], title: str) -> dict[str, Any]:
         fields.append({"title": "Tags", "value": escape(", ".join(thread["tags"])), "short": False})
     if thread.get("nps") is not None:
         fields.append({"title": "NPS", "value": str(thread["nps"]), "short": True})
+    assignee = thread.get("assignee")
+    if isinstance(assignee, dict):
+        fields.append({"title": "Assignee", "value": escape(str(assignee.get("name") or "")), "short": True})
     return {
         "fallback": f"{title}: {excerpt(str(thread.get('message', '')), 120)}",
         "color": COLORS.get(sentiment, COLORS["neutral"]),

@@ -53,6 +53,16 @@ def test_an_update_says_whether_the_thread_is_archived():
     assert message["text"].startswith("Feedback updated (archived) from")
 
 
+def test_an_assigned_thread_shows_its_assignee():
+    assigned = {**THREAD, "assignee": {"id": 3, "email": "andy@example.com", "name": "Andy <Agent>"}}
+
+    [attachment] = json.loads(slack_body(event("feedback.updated", assigned)))["attachments"]
+    [plain] = json.loads(slack_body(event("feedback.updated", {**THREAD, "assignee": None})))["attachments"]
+
+    assert {"title": "Assignee", "value": "Andy &lt;Agent&gt;", "short": True} in attachment["fields"]
+    assert "Assignee" not in [field["title"] for field in plain["fields"]]
+
+
 def test_a_note_is_marked_as_internal():
     reply = {
         "type": "note",
