@@ -4,17 +4,23 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 HTMX := app/static/vendor/htmx.min.js
+HTMX_SSE := app/static/vendor/hx-sse.min.js
 SWAGGER := app/static/vendor/swagger-ui-bundle.js
 
 .PHONY: setup run test lint format migration messages clean browser screenshots bench bench-ab wrk
 
-setup: $(STAMP) $(HTMX) $(SWAGGER)
+setup: $(STAMP) $(HTMX) $(HTMX_SSE) $(SWAGGER)
 
 # htmx comes from its npm package, pinned in package-lock.json; the copy is not committed.
 $(HTMX): package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	mkdir -p app/static/vendor
 	cp node_modules/htmx.org/dist/htmx.min.js $@
+
+# htmx 4's server-sent events extension ships inside the htmx.org package (the npm package
+# htmx-ext-sse is for htmx 2): the live inbox and thread pages load it.
+$(HTMX_SSE): $(HTMX)
+	cp node_modules/htmx.org/dist/ext/hx-sse.min.js $@
 
 # The API reference page (/docs) shows /openapi.json with Swagger UI, from its npm package too.
 $(SWAGGER): $(HTMX)

@@ -14,7 +14,7 @@ from app.failures import register_failure_handling
 from app.metrics import process_stopped
 from app.observation import register_observation
 from app.routing import IdConverter
-from app.services import deployment, sentiment, users
+from app.services import deployment, live, sentiment, users
 from app.services.capture_limits import CaptureLimiter
 
 
@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         management,
         notification_settings,
         privacy,
+        saved_replies,
         spam,
         threads,
         webhooks,
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
         notification_settings,
         invitations,
         bulk,
+        saved_replies,
     ):
         app.register_blueprint(module.blueprint)
     app.register_blueprint(operations_blueprint)
@@ -111,12 +113,14 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     async def start() -> None:
         if manage_db:
             await open_database(config.database_url)
+        await live.start()
         sentiment.warm_up()
         users.warm_up()
         tune_garbage_collection()
 
     @app.after_serving
     async def stop() -> None:
+        await live.stop()  # ends the pages' event streams: they reconnect to another worker
         await app.extensions["earful_capture_limiter"].close()
         if manage_db:
             await close_database()

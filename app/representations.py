@@ -17,6 +17,7 @@ from app.repositories.attachments import AttachmentRow
 from app.repositories.invitations import InvitationRow
 from app.repositories.organizations import OrganizationRow
 from app.repositories.replies import ReplyRow
+from app.repositories.saved_replies import SavedReplyRow
 from app.repositories.tags import TagRow
 from app.repositories.threads import SenderRow, ThreadRow
 from app.repositories.webhooks import AttemptRow, DeliveryRow, EndpointRow
@@ -271,3 +272,21 @@ def delivery_json(delivery: DeliveryRow, attempts: Sequence[AttemptRow]) -> dict
         "payload": json.loads(delivery.payload),
         "attempt_log": [attempt_json(attempt) for attempt in attempts],
     }
+
+
+def saved_reply_json(saved: SavedReplyRow) -> dict[str, Any]:
+    """A saved reply, its placeholders as typed."""
+    return {
+        "id": saved.id,
+        "application_id": saved.application_id,
+        "organization_id": saved.organization_id,
+        "title": saved.title,
+        "text": saved.text,
+        "created_at": timestamp(saved.created_at),
+        "updated_at": timestamp(saved.updated_at),
+    }
+
+
+def filled_reply_json(saved: SavedReplyRow, text: str, feedback_id: int) -> dict[str, Any]:
+    """A saved reply's text filled for one thread, ready to send as a reply."""
+    return {"id": saved.id, "feedback_id": feedback_id, "title": saved.title, "text": text}

@@ -1,7 +1,10 @@
-"""Write PNG screenshots of the inbox, a thread and the statistics page (``make screenshots``).
+"""Write PNG screenshots of the inbox, a thread, the statistics page and a saved reply being
+inserted, and of the inbox, a thread, the settings and the statistics on a phone (375 px wide):
+``make screenshots``.
 
 It starts a throw-away server, fills it with realistic feedback through the public APIs, signs
-in with Chromium and saves the pages under docs/screenshots/.
+in with Chromium and saves the pages under docs/screenshots/. Pages with a live stream never go
+quiet on the network, so each shot waits for the load and a moment, not for network idleness.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from playwright.async_api import async_playwright
+from playwright.async_api import Page, async_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -24,6 +27,16 @@ from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveSite, live_site  # n
 
 OUT = ROOT / "docs" / "screenshots"
 PASSWORD = "screenshots-password"
+PHONE = {"width": 375, "height": 812}
+SAVED_REPLIES = [
+    (
+        "Refund on its way",
+        "Hi {name}, thanks for your patience. Your refund for {application} left today; you will get a "
+        "confirmation at {email}.",
+    ),
+    ("Bug acknowledged", "Hi {name}, thanks for the report! We can reproduce it and a fix is on its way."),
+    ("Feature request noted", "Thanks {name}, we added your idea to our list for {application}."),
+]
 
 
 def gradient_png(width: int = 320, height: int = 180) -> bytes:
@@ -184,29 +197,78 @@ def fill(site: LiveSite) -> tuple[dict, int]:
     for thread in threads[:5]:
         if thread["id"] != crash["id"]:
             site.reply(token, application["id"], thread["id"], "Thanks for telling us!")
+    for title, text in SAVED_REPLIES:
+        site.http.post(
+            f"{site.base_url}/applications/{application['id']}/saved-replies",
+            headers={"Authorization": f"Bearer {token}"},
+            json={"title": title, "text": text},
+        ).raise_for_status()
     return application, crash["id"]
+
+
+async def settle(page: Page) -> None:
+    """Wait for the page and its fonts, then a moment for the live stream's first answers."""
+    await page.wait_for_load_state("load")
+    await page.wait_for_timeout(600)
+
+
+async def sign_in(page: Page, site: LiveSite) -> None:
+    await page.goto(f"{site.base_url}/app/login")
+    await page.get_by_label("E-mail").fill("alex@acme.co")
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url(lambda url: "/app/login" not in url)
+
+
+async def shoot_saved_reply(page: Page, thread_path: str) -> None:
+    """The thread's reply box with the saved replies' typeahead open."""
+    await page.goto(thread_path)
+    await settle(page)
+    message = page.locator("#reply-message")
+    await message.scroll_into_view_if_needed()
+    await message.press_sequentially("/re")
+    await page.get_by_role("listbox", name="Saved replies").wait_for()
+    box = await page.locator("#conversation").bounding_box()
+    assert box is not None
+    clip = {
+        "x": box["x"] - 16,
+        "y": box["y"] + box["height"] - 420,
+        "width": box["width"] + 32,
+        "height": 436,
+    }
+    await page.screenshot(path=str(OUT / "saved-replies.png"), clip=clip)
+    print(f"wrote {OUT / 'saved-replies.png'}")
 
 
 async def shoot(site: LiveSite, application: dict, thread_id: int) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    app_path = f"{site.base_url}/app/applications/{application['id']}"
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = await browser.new_page(viewport={"width": 1280, "height": 860})
-        await page.goto(f"{site.base_url}/app/login")
-        await page.get_by_label("E-mail").fill("alex@acme.co")
-        await page.get_by_label("Password").fill(PASSWORD)
-        await page.get_by_role("button", name="Sign in").click()
-        await page.wait_for_url(lambda url: "/app/login" not in url)
-        app_path = f"{site.base_url}/app/applications/{application['id']}"
+        await sign_in(page, site)
         for name, path in (
             ("inbox", f"{app_path}/feedback"),
             ("thread", f"{app_path}/feedback/{thread_id}"),
             ("stats", f"{app_path}/stats"),
         ):
             await page.goto(path)
-            await page.wait_for_load_state("networkidle")
+            await settle(page)
             await page.screenshot(path=str(OUT / f"{name}.png"), full_page=name != "inbox")
             print(f"wrote {OUT / f'{name}.png'}")
+        await shoot_saved_reply(page, f"{app_path}/feedback/{thread_id}")
+        phone = await browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+        await sign_in(phone, site)
+        for name, path in (
+            ("inbox", f"{app_path}/feedback"),
+            ("thread", f"{app_path}/feedback/{thread_id}"),
+            ("settings", app_path),
+            ("stats", f"{app_path}/stats"),
+        ):
+            await phone.goto(path)
+            await settle(phone)
+            await phone.screenshot(path=str(OUT / f"phone-{name}.png"))
+            print(f"wrote {OUT / f'phone-{name}.png'}")
         await browser.close()
 
 

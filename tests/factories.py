@@ -22,6 +22,7 @@ from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.organizations import OrganizationRow
 from app.repositories.replies import ReplyRow
+from app.repositories.saved_replies import SavedReplyRow
 from app.repositories.threads import ThreadRow
 from app.repositories.webhooks import EndpointRow
 from app.services.applications import create_application
@@ -31,6 +32,9 @@ from app.services.feedback import create_thread
 from app.services.files import IncomingFile
 from app.services.organizations import create_organization
 from app.services.replies import add_customer_reply, create_agent_reply
+from app.services.saved_replies import application_scope as saved_application_scope
+from app.services.saved_replies import create_saved_reply
+from app.services.saved_replies import organization_scope as saved_organization_scope
 from app.services.security import hash_password
 from app.services.storage import LocalStorage
 from app.services.submissions import parse_submission
@@ -216,3 +220,19 @@ async def make_webhook(
     """An endpoint of the application (created by ``owner``, an administrator) and its secret."""
     scope = await application_scope(owner, application)
     return await create_endpoint(owner, scope, {"url": url, **fields}, settings)
+
+
+async def make_saved_reply(
+    user: UserRow,
+    application: ApplicationRow | None = None,
+    organization: OrganizationRow | None = None,
+    title: str = "Thanks",
+    text: str = "Hi {name}, thanks for writing to {application}.",
+) -> SavedReplyRow:
+    """A saved reply of the application, or of the organization (``user`` must own it)."""
+    if application is not None:
+        scope = saved_application_scope(application)
+    else:
+        assert organization is not None
+        scope = await saved_organization_scope(user, organization.id)
+    return await create_saved_reply(user, scope, {"title": title, "text": text})

@@ -34,6 +34,7 @@ from app.models.feedback import (
     ReplyDay,
     Tag,
 )
+from app.models.saved_replies import SavedReply
 from app.models.webhooks import (
     DELIVERY_STATUSES,
     EVENT_TYPES,
@@ -76,6 +77,7 @@ __all__ = [
     "PasswordResetRequest",
     "Reply",
     "ReplyDay",
+    "SavedReply",
     "SignInThrottle",
     "Tag",
     "User",

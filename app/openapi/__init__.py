@@ -27,6 +27,7 @@ from app.openapi.notifications import notification_paths
 from app.openapi.operations import operations_paths
 from app.openapi.privacy import privacy_paths
 from app.openapi.responses import BODY_TOO_LARGE, LENGTH_REQUIRED
+from app.openapi.saved_replies import saved_reply_paths
 from app.openapi.schemas import COMPONENTS
 from app.openapi.spam import spam_paths
 from app.openapi.webhooks import webhook_paths
@@ -65,6 +66,11 @@ def build_document(base_url: str) -> dict[str, Any]:
                 "description": "Endpoints that receive an application's or an organization's events, "
                 "signed by the Standard Webhooks scheme, and their delivery log (bearer token).",
             },
+            {
+                "name": "Saved replies",
+                "description": "Answers agents insert into the reply box, kept per application or per "
+                "organization, with placeholders filled for a thread (bearer token).",
+            },
             {"name": "Capture API", "description": "What a feedback widget posts."},
             {"name": "Widget", "description": "The embeddable widget."},
             {"name": "E-mail intake", "description": "Mail from the deployment's mail server."},
@@ -86,6 +92,7 @@ def build_document(base_url: str) -> dict[str, Any]:
                 operations_paths(),
                 invitation_paths(),
                 bulk_paths(),
+                saved_reply_paths(),
             )
         ),
         "components": {

@@ -429,6 +429,43 @@ KEYSET_PAGINATION = closed(
         },
     }
 )
+SAVED_REPLY = closed(
+    {
+        "id": ID,
+        "application_id": nullable(
+            {**ID, "description": "The application it belongs to; null for an organization's."}
+        ),
+        "organization_id": nullable(
+            {
+                **ID,
+                "description": "The organization it belongs to (offered in all its applications); null "
+                "for an application's.",
+            }
+        ),
+        "title": {"type": "string", "minLength": 1, "maxLength": 100},
+        "text": {
+            "type": "string",
+            "minLength": 1,
+            "description": "As typed, with its placeholders `{name}`, `{email}` and `{application}`.",
+        },
+        "created_at": TIMESTAMP,
+        "updated_at": TIMESTAMP,
+    },
+    "An answer agents insert into the reply box.",
+)
+FILLED_SAVED_REPLY = closed(
+    {
+        "id": ID,
+        "feedback_id": ID,
+        "title": {"type": "string"},
+        "text": {
+            "type": "string",
+            "description": "The text with `{name}` (the sender's name, or their address when the thread "
+            "has none), `{email}` and `{application}` filled; any other braces as typed.",
+        },
+    },
+    "A saved reply's text filled for one thread: what to send as the reply.",
+)
 
 COMPONENTS: dict[str, Schema] = {
     "User": USER,
@@ -450,6 +487,8 @@ COMPONENTS: dict[str, Schema] = {
     "WebhookDelivery": WEBHOOK_DELIVERY,
     "WebhookAttempt": WEBHOOK_ATTEMPT,
     "KeysetPagination": KEYSET_PAGINATION,
+    "SavedReply": SAVED_REPLY,
+    "FilledSavedReply": FILLED_SAVED_REPLY,
 }
 
 

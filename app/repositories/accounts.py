@@ -102,6 +102,15 @@ async def user_by_id(user_id: int) -> UserRow | None:
     return None if row is None else user_of(row)
 
 
+async def users_by_ids(user_ids: list[int]) -> list[UserRow]:
+    """The users with these ids (those that exist), by name."""
+    if not user_ids:
+        return []
+    marks = ", ".join("{}" for _ in user_ids)
+    rows = await select(SELECT_USERS + f" WHERE u.id IN ({marks}) ORDER BY u.name, u.id", user_ids)
+    return [user_of(row) for row in rows]
+
+
 async def user_by_email(email: str) -> UserRow | None:
     """The user with this (normalized) address."""
     row = await select_one(SELECT_USERS + " WHERE u.email = {}", [email])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
 from app.errors import ValidationError
@@ -72,21 +72,22 @@ async def search_threads(
     assignee: int | None = None,
     before: int | None = None,
     limit: int = PAGE_SIZE,
+    after: int | None = None,
 ) -> InboxPage:
     """A page of the inbox: :func:`search` with the inbox page's filters (``assignee``: an
-    agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`)."""
+    agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`); ``after``, the threads newer
+    than the newest a live inbox shows (app/views/inbox.py, ``newer_threads``)."""
     if sentiment is not None and sentiment not in SENTIMENTS:
         raise ValidationError("Invalid sentiment")
-    filters = inbox_thread_filters(
-        {
-            "archived": archived,
-            "sentiment": sentiment,
-            "tag": tag,
-            "query": query,
-            "assignee": assignee,
-            "before": before,
-        }
-    )
+    page_filters: InboxFilters = {
+        "archived": archived,
+        "sentiment": sentiment,
+        "tag": tag,
+        "query": query,
+        "assignee": assignee,
+        "before": before,
+    }
+    filters = replace(inbox_thread_filters(page_filters), after=after)
     return await search(application, filters, limit)
 
 
@@ -141,7 +142,8 @@ async def search(
     """A page of an application's threads, newest first, matching every filter given, after
     skipping ``offset`` of them.
 
-    Paging is by keyset (``id < before``), never by offset or count, so each page reads about
+    Paging is by keyset (``id < before``; ``id > after`` for what a live inbox has not shown
+    yet), never by offset or count, so each page reads about
     ``limit`` rows of the (application_id, archived, id) or (application_id, archived,
     sentiment, id) index whatever the size of the inbox (``-id`` on PostgreSQL, see
     :func:`app.repositories.threads.newest_first`); with a tag, about as many of the tag's links
@@ -158,11 +160,14 @@ async def search(
     if found is None:
         return InboxPage([], None)
     selected = found if filters.before is None else found.ids("<", filters.before)
+    if filters.after is not None:
+        selected = selected.ids(">", filters.after)
     text = filters.text
     if not text:
         return await _page(selected, limit, offset)
     scanned = selected.containing(contains_pattern(text))
-    if not search_service.indexed(text):
+    if not search_service.indexed(text) or filters.after is not None:
+        # Above ``after`` there are only the few threads a live inbox has not shown yet.
         return await _page(scanned, limit, offset)
     window = await search_service.scan_window_floor(application.id, filters.archived, filters.before)
     if window is None:

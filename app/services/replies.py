@@ -15,7 +15,7 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
 from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
-from app.services import counters, notifications
+from app.services import counters, live, notifications
 from app.services.attachments import attachments_of, claim_for_reply
 from app.services.feedback import check_page
 from app.services.mail import outbox as mail_outbox
@@ -78,6 +78,7 @@ async def _write_agent_reply(
     if kind == "reply":
         await _queue_email(application, thread, reply)
     await events.announce_reply(reply)
+    await live.announce_reply(reply)
     return reply
 
 
@@ -127,6 +128,7 @@ async def _write_customer_reply(
         await events.announce_threads(events.UPDATED, {application.id: [thread.id]})
     await claim_for_reply(application.id, reply.id, attachment_ids)
     await events.announce_reply(reply)
+    await live.announce_reply(reply)
     await notifications.customer_answered(application, thread, reply)
     return reply
 

@@ -33,7 +33,8 @@ class ThreadFilters:
     ``replied`` says whether an agent has replied publicly (the thread has a first reply time);
     ``nps_min`` and ``nps_max`` bound the rating, inclusive (threads without one never match);
     ``assignee`` is the id of the agent the threads are assigned to, or :data:`UNASSIGNED`;
-    ``before`` is the keyset cursor: only threads whose id is below it.
+    ``before`` is the keyset cursor: only threads whose id is below it; ``after`` the live
+    inbox's: only threads whose id is above it (the newest the page shows).
     """
 
     archived: bool = False
@@ -47,6 +48,7 @@ class ThreadFilters:
     nps_max: int | None = None
     assignee: int | None = None
     before: int | None = None
+    after: int | None = None
 
     @property
     def text(self) -> str:
@@ -54,16 +56,16 @@ class ThreadFilters:
         return self.query.strip()[:MAX_QUERY_LENGTH]
 
     def narrowed(self) -> bool:
-        """Whether any filter beyond the state and the cursor is set."""
+        """Whether any filter beyond the state and the cursors is set."""
         return any(
             getattr(self, field.name) not in (None, "")
             for field in fields(self)
-            if field.name not in ("archived", "before")
+            if field.name not in ("archived", "before", "after")
         )
 
     def plain(self) -> bool:
         """Whether only the state is given: the list as it was before filters."""
-        return self.before is None and not self.narrowed()
+        return self.before is None and self.after is None and not self.narrowed()
 
     def only_tag(self) -> bool:
         """Whether the tag is the only filter beyond the state and the cursor."""

@@ -30,7 +30,7 @@ from app.db import in_open_transaction, transactional
 from app.errors import DomainError
 from app.repositories import tags, threads
 from app.repositories.threads import NewThreadRow, ThreadRow
-from app.services import counters, notifications
+from app.services import counters, live, notifications
 from app.services.attachments import claim_for_thread
 from app.services.tags import ensure_tags
 from app.services.webhooks import events
@@ -83,7 +83,8 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     Statements, whatever the number of threads: the sender upsert (a write first), the thread
     ids, one insert of the threads, the tags this worker does not know yet (created if new), one
     insert of the links, the counters (app.services.counters), the read of the applications'
-    webhook endpoints and their notification settings; plus one claim per thread with uploads,
+    webhook endpoints and their notification settings, and on PostgreSQL the one notification
+    that tells the open inboxes (app.services.live); plus one claim per thread with uploads,
     and the events and e-mails of the applications that have listeners.
     """
     now = datetime.now(UTC)
@@ -122,6 +123,7 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     for application_id, ids in by_application.items():
         await counters.threads_added(application_id, opened=len(ids))
     await events.announce_threads(events.CREATED, by_application)
+    await live.announce_threads(by_application)
     await notifications.threads_created(written, [item.submission for item in items])
     return Written(written, tag_ids)
 

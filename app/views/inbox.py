@@ -155,6 +155,13 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
         "agents": agents,
         "section": "inbox",
         "logo_url": logo_path(application),
+        # The first page of a filter is live (an older page is not): where it asks for the
+        # threads newer than those it shows, and for the whole results when it shows none.
+        "live_url": url_for("views.live.inbox_events", application_id=application.id),
+        "newer_url": None
+        if filters["before"]
+        else url_for("views.inbox.newer_threads", application_id=application.id, **current),
+        "results_url": inbox_url(application, **current),
     }
 
 
@@ -176,6 +183,28 @@ async def list_threads(application_id: int) -> tuple[str, int] | str:
     if is_htmx() and not request.headers.get("HX-History-Restore-Request"):
         return await render_template("partials/inbox/results.html", **context)
     return await render_template("inbox/list.html", **context)
+
+
+@blueprint.get("/applications/<id:application_id>/feedback/newer")
+@agent_required
+async def newer_threads(application_id: int) -> ResponseReturnValue:
+    """The rows of the threads newer than ``after`` (the newest a live inbox shows) that match
+    the inbox's filters, newest first: what the page adds when it hears of new threads
+    (app/static/js/live.js). A plain visit goes to the inbox."""
+    application = await get_application(current_agent(), application_id)
+    if not is_htmx():
+        return redirect(inbox_url(application, **inbox_filters(request.args)), 303)
+    after = parse_int(request.args.get("after", ""))
+    filters = _filters()
+    filters["before"] = None
+    page = await search_threads(
+        application, limit=PAGE_SIZE, after=after if after is not None and valid_id(after) else 0, **filters
+    )
+    current = inbox_filters(request.args)
+    current.pop("before", None)
+    agent_ids = {agent.id for agent in await assignment.agents(application)}
+    lines = inbox_lines(application, page, current, agent_ids)
+    return await render_template("partials/inbox/rows.html", lines=lines)
 
 
 @blueprint.get("/applications/<id:application_id>/tags/search")

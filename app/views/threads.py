@@ -1,4 +1,11 @@
-"""The thread page: the message, its sender and metadata, the conversation, replies, tags, archive."""
+"""The thread page: the message, its sender and metadata, the conversation, replies, tags, archive.
+
+The reply box offers the saved replies of the application and of its organization: a typeahead
+(app/static/js/saved-replies.js) fetches one filled for the thread from
+:func:`filled_saved_reply` and puts it into the message; without JavaScript the box's select
+and its Insert button post the draft to :func:`insert_saved_reply`, which shows the page again
+with the filled text after the draft.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +25,10 @@ from app.services.feedback import assign, get_thread, get_thread_details, set_ar
 from app.services.mail.outbox import delivery_status_of_replies
 from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
+from app.services.saved_replies import fill_for_thread, saved_replies_for
 from app.services.storage import storage_for
 from app.services.tags import add_tag_to_thread, remove_tag_from_thread
+from app.services.validation import parse_int, valid_id
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import HELPERS, display_properties, inbox_filters
@@ -65,6 +74,7 @@ async def _thread_context(
         "email_sending": current_app.config["EARFUL"].smtp_url is not None,
         "notes_allowed": await includes_internal_notes(application),
         "notes_reason": NOTES_REASON,
+        "saved_replies": await saved_replies_for(application),
         "reply_form": reply_form or ReplyForm(),
         "reply_error": reply_error,
         "tag_form": tag_form or TagForm(),
@@ -116,6 +126,74 @@ async def show_thread(application_id: int, feedback_id: int) -> tuple[str, int] 
     application = await get_application(current_agent(), application_id)
     context = await _thread_context(application, feedback_id)
     return await render_template("threads/show.html", **context)
+
+
+async def thread_page(
+    application: ApplicationRow,
+    feedback_id: int,
+    reply_form: ReplyForm | None = None,
+    reply_error: str | None = None,
+    status: int = 200,
+) -> tuple[str, int]:
+    """The whole thread page, with the reply box as given."""
+    context = await _thread_context(application, feedback_id, reply_form=reply_form, reply_error=reply_error)
+    return await render_template("threads/show.html", **context), status
+
+
+@blueprint.get(THREAD + "/saved-replies/<id:saved_reply_id>")
+@agent_required
+async def filled_saved_reply(application_id: int, feedback_id: int, saved_reply_id: int) -> Response:
+    """A saved reply the thread's application offers, filled for the thread, as plain text: what
+    the typeahead puts into the reply box (the browser inserts it as text, never as markup)."""
+    application, thread = await _load(application_id, feedback_id)
+    filled = await fill_for_thread(application, thread, saved_reply_id)
+    return Response(filled.text, mimetype="text/plain")
+
+
+def with_inserted(draft: str, text: str) -> str:
+    """The draft with a saved reply's text after it (a blank line between)."""
+    draft = draft.rstrip()
+    return f"{draft}\n\n{text}" if draft else text
+
+
+@blueprint.post(THREAD + "/saved-replies/insert")
+@agent_required
+async def insert_saved_reply(application_id: int, feedback_id: int) -> ResponseReturnValue:
+    """Without JavaScript: the thread page again, the chosen saved reply filled after the draft
+    in the reply box; nothing is sent."""
+    application, thread = await _load(application_id, feedback_id)
+    posted = await request.form
+    form = ReplyForm(posted)
+    chosen = parse_int(posted.get("saved_reply", ""))
+    if chosen is None or not valid_id(chosen):
+        return await thread_page(application, feedback_id, form, "Choose a saved reply to insert.", 400)
+    filled = await fill_for_thread(application, thread, chosen)
+    form.message.data = with_inserted(form.message.data or "", filled.text)
+    return await thread_page(application, feedback_id, form)
+
+
+@blueprint.get(THREAD + "/replies")
+@agent_required
+async def newer_replies(application_id: int, feedback_id: int) -> ResponseReturnValue:
+    """The replies, notes and customer answers newer than ``after`` (the newest a live thread
+    page shows): what the page adds when it hears of a reply (app/static/js/live.js). A plain
+    visit goes to the thread page."""
+    if not is_htmx():
+        return _back_to_thread(application_id, feedback_id)
+    application = await get_application(current_agent(), application_id)
+    details = await get_thread_details(application, feedback_id)
+    after = parse_int(request.args.get("after", "")) or 0
+    shown = [reply for reply in details.replies if reply.id > after]
+    return await render_template(
+        "partials/threads/replies.html",
+        **HELPERS,
+        replies=shown,
+        details=details,
+        member=details.thread.member,
+        deliveries=await delivery_status_of_replies(
+            [reply.id for reply in shown if reply.from_agent and reply.type == "reply"]
+        ),
+    )
 
 
 @blueprint.post(THREAD + "/replies")

@@ -25,6 +25,7 @@ from app.models import (
     NotificationSetting,
     Organization,
     Reply,
+    SavedReply,
     Tag,
     User,
     WebhookAttempt,
@@ -43,6 +44,7 @@ from tests.factories import (
     make_application,
     make_organization,
     make_reply,
+    make_saved_reply,
     make_thread,
     make_token,
     make_user,
@@ -64,6 +66,7 @@ class World:
     bob_thread: Feedback
     alice_webhooks: dict[str, tuple[int, int]]  # per owner (app, org): a webhook and its delivery
     alice_invitation: int
+    alice_saved_replies: dict[str, int]  # per owner (app, org): a saved reply
 
     def ids(self) -> dict[str, int]:
         return {
@@ -76,6 +79,8 @@ class World:
             "alice_org_webhook": self.alice_webhooks["org"][0],
             "alice_org_delivery": self.alice_webhooks["org"][1],
             "alice_invitation": self.alice_invitation,
+            "alice_saved_reply": self.alice_saved_replies["app"],
+            "alice_org_saved_reply": self.alice_saved_replies["org"],
         }
 
 
@@ -122,6 +127,10 @@ async def world(db: str) -> World:
         "org": await make_webhook(alice, await endpoints.organization_scope(alice, alice_organization.id)),
     }
     invited = await invitations.invite(alice, alice_organization, "dora@example.com")
+    alice_saved_replies = {
+        "app": (await make_saved_reply(alice, alice_app, title="Alice's answer")).id,
+        "org": (await make_saved_reply(alice, organization=alice_organization, title="Alice Inc's")).id,
+    }
     return World(
         alice=alice,
         alice_token=await make_token(alice, "read", "write"),
@@ -136,6 +145,7 @@ async def world(db: str) -> World:
         bob_thread=bob_thread,
         alice_webhooks=alice_webhooks,
         alice_invitation=invited.invitation.id,
+        alice_saved_replies=alice_saved_replies,
     )
 
 
@@ -155,6 +165,7 @@ async def snapshot_of_alice(world: World) -> dict[str, Any]:
         "notification settings": await NotificationSetting.all().order_by("id").values(),
         "invitations": await Invitation.all().order_by("id").values(),
         "memberships": await Membership.all().order_by("id").values(),
+        "saved replies": await SavedReply.all().order_by("id").values(),
     }
 
 
@@ -223,6 +234,16 @@ APPLICATION_ENDPOINTS = [
             ("get", "/{alice_webhook}/deliveries/{alice_delivery}", None, "show webhook delivery"),
         ]
     ),
+    *(
+        pytest.param(method, "/applications/{alice_app}" + suffix, body, id=f"{name} (application)")
+        for method, suffix, body, name in [
+            ("get", "/saved-replies", None, "list saved replies"),
+            ("get", "/saved-replies/{alice_saved_reply}", None, "show saved reply"),
+            ("patch", "/saved-replies/{alice_saved_reply}", {"title": "Taken over"}, "change saved reply"),
+            ("get", "/feedback/{alice_thread}/saved-replies/{alice_saved_reply}", None, "fill saved reply"),
+            ("get", "/feedback/{alice_thread}/saved-replies/{alice_org_saved_reply}", None, "fill org reply"),
+        ]
+    ),
 ]
 
 # What answers the owner otherwise than 200, under an application and under an organization
@@ -258,6 +279,13 @@ ORGANIZATION_ENDPOINTS = [
         ("get", "/{webhook}/deliveries", None, "list webhook deliveries"),
         ("get", "/{webhook}/deliveries/{delivery}", None, "show webhook delivery"),
     ]
+] + [
+    pytest.param(method, "/organizations/{alice_organization}/saved-replies" + suffix, body, id=name)
+    for method, suffix, body, name in [
+        ("get", "", None, "list saved replies (organization)"),
+        ("get", "/{alice_org_saved_reply}", None, "show saved reply (organization)"),
+        ("patch", "/{alice_org_saved_reply}", {"text": "Taken over"}, "change saved reply (organization)"),
+    ]
 ]
 ORGANIZATION_ENDPOINTS.append(
     pytest.param("get", "/organizations/{alice_organization}/invitations", None, id="list invitations")
@@ -290,6 +318,12 @@ FOREIGN_FEEDBACK_ENDPOINTS = [
         "/applications/{bob_app}/feedback/{alice_thread}/replies",
         {"message": "Hello from Bob"},
         id="reply to feedback",
+    ),
+    pytest.param(
+        "get",
+        "/applications/{bob_app}/feedback/{alice_thread}/saved-replies/{alice_saved_reply}",
+        None,
+        id="fill saved reply",
     ),
 ]
 
@@ -526,6 +560,48 @@ async def test_organization_member_may_reply_to_the_organizations_feedback(api, 
 
     assert response.status_code == 200
     assert "Carol helps out." in [r["message"] for r in (await body_json(response))["data"]["replies"]]
+
+
+SAVED_REPLY_ACTIONS = [
+    pytest.param(prefix + suffix, method, body, status, id=f"{name} ({owner})")
+    for owner, prefix, item in [
+        ("application", "/applications/{alice_app}/saved-replies", "{alice_saved_reply}"),
+        ("organization", "/organizations/{alice_organization}/saved-replies", "{alice_org_saved_reply}"),
+    ]
+    for method, suffix, body, status, name in [
+        ("post", "", {"title": "Planted", "text": "Hi {name}"}, 201, "create saved reply"),
+        ("delete", "/" + item, None, 204, "delete saved reply"),
+    ]
+]
+
+
+@pytest.mark.parametrize(("path", "method", "body", "status"), SAVED_REPLY_ACTIONS)
+async def test_owner_may_create_and_delete_saved_replies(api, world, path, method, body, status):
+    response = await send(api, method, path, world.alice_token, body, world)
+
+    assert response.status_code == status, await body_text(response)
+
+
+@pytest.mark.parametrize(("path", "method", "body", "status"), SAVED_REPLY_ACTIONS)
+async def test_another_users_saved_replies_are_not_found(api, world, path, method, body, status):
+    before = await snapshot_of_alice(world)
+
+    response = await send(api, method, path, world.bob_token, body, world)
+
+    assert response.status_code == 404
+    assert await body_text(response) in ("Invalid application", "Invalid organization")
+    assert await snapshot_of_alice(world) == before
+
+
+async def test_a_saved_reply_of_another_application_is_not_filled_for_ones_own_thread(api, world):
+    response = await api.get(
+        f"/applications/{world.bob_app.id}/feedback/{world.bob_thread.id}/saved-replies/"
+        f"{world.alice_saved_replies['app']}",
+        world.bob_token,
+    )
+
+    assert response.status_code == 404
+    assert await body_text(response) == "Invalid saved reply"
 
 
 # Capture API -------------------------------------------------------------------------------

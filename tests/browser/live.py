@@ -44,6 +44,7 @@ class LiveSite:
     base_url: str
     env: dict[str, str]
     http: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30))
+    server: subprocess.Popen | None = None  # the master of `earful serve`: signal it to reload
 
     def cli(self, *args: str) -> str:
         """Run an earful command against this site's database; returns its stdout."""
@@ -103,9 +104,9 @@ class LiveSite:
 
 
 @contextmanager
-def live_site(data_dir: Path, **settings: str) -> Iterator[LiveSite]:
-    """Start ``earful serve`` on a free port with its own data dir (and ``EARFUL_*`` settings),
-    and stop it afterwards."""
+def live_site(data_dir: Path, workers: int = 1, **settings: str) -> Iterator[LiveSite]:
+    """Start ``earful serve`` on a free port with its own data dir (and ``EARFUL_*`` settings,
+    ``EARFUL_DATABASE_URL`` included) and ``workers`` worker processes, and stop it afterwards."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("EARFUL_")}
@@ -117,9 +118,12 @@ def live_site(data_dir: Path, **settings: str) -> Iterator[LiveSite]:
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as earful makes it
     with (data_dir / "serve.log").open("wb") as log:
         server = subprocess.Popen(
-            [str(EARFUL), "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+            [str(EARFUL), "serve", "--port", str(port), "--workers", str(workers)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
-        site = LiveSite(base_url, env)
+        site = LiveSite(base_url, env, server=server)
         try:
             _wait_until_serving(site, server)
             yield site

@@ -15,6 +15,8 @@ instead (tests/openapi_check.py). The run fails if the fuzzed application did no
 Invitations: the organization has pending invitations; ``revokeInvitation`` gets ids of its own.
 ``bulkFeedback`` gets an application of its own ("Bulk target", with threads of its own): with
 ``filters`` it may delete or mark as spam every thread it matches.
+Saved replies: the application and the organization each have saved replies (with placeholders),
+and their deletions get doomed ones of their own, as the webhooks' do.
 
 Webhooks: the fuzzed user also owns an organization; the application and the organization each
 have a webhook with a delivery (a test event), whose ids the fuzzer gets. The server runs with
@@ -56,6 +58,7 @@ INBOUND_SECRET = "fuzzing-inbound-secret-0123456789"
 DOOMED_THREADS = 6
 DOOMED_WEBHOOKS = 3
 DOOMED_INVITATIONS = 3
+DOOMED_SAVED_REPLIES = 3
 # Operations that delete what they are given, and the dictionary of ids each gets instead.
 DESTRUCTIVE = (
     ("deleteFeedback", "path.feedback_id", "doomed_threads"),
@@ -64,6 +67,8 @@ DESTRUCTIVE = (
     ("deleteOrganizationWebhook", "path.webhook_id", "doomed_webhooks"),
     ("revokeInvitation", "path.invitation_id", "doomed_invitations"),
     ("bulkFeedback", "path.application_id", "doomed_applications"),
+    ("deleteApplicationSavedReply", "path.saved_reply_id", "doomed_saved_replies"),
+    ("deleteOrganizationSavedReply", "path.saved_reply_id", "doomed_saved_replies"),
 )
 PASSWORD = "fuzzing-password-123"
 
@@ -122,6 +127,14 @@ def seed_data(site: LiveSite) -> dict[str, Any]:
     target = site.create_application(token, name="Bulk target")
     for number in range(DOOMED_THREADS):
         site.submit(target, email=f"bulk{number}@example.com", message=f"Bulk target number {number}")
+    saved = seed_saved_replies(
+        site,
+        token,
+        [
+            f"/applications/{application['id']}/saved-replies",
+            f"/organizations/{organization['id']}/saved-replies",
+        ],
+    )
     return {
         "token": token,
         "key": application["keys"]["javascript"],
@@ -134,7 +147,28 @@ def seed_data(site: LiveSite) -> dict[str, Any]:
         "doomed_feedback_ids": [thread["id"] for thread in doomed],
         "attachment": capability.groups() if capability else None,
         **hooks,
+        **saved,
     }
+
+
+def seed_saved_replies(site: LiveSite, token: str, lists: list[str]) -> dict[str, list[int]]:
+    """Under each list of saved replies, one kept and DOOMED_SAVED_REPLIES for the deletions."""
+    headers = {"Authorization": f"Bearer {token}"}
+    found: dict[str, list[int]] = {"saved_reply_ids": [], "doomed_saved_reply_ids": []}
+    for path in lists:
+        made = []
+        for number in range(1 + DOOMED_SAVED_REPLIES):
+            response = site.http.post(
+                f"{site.base_url}{path}",
+                headers=headers,
+                json={"title": f"Answer {number}", "text": "Hi {name}, about {application}: {unknown}"},
+            )
+            response.raise_for_status()
+            made.append(response.json()["data"]["id"])
+        kept, *doomed = made
+        found["saved_reply_ids"].append(kept)
+        found["doomed_saved_reply_ids"] += doomed
+    return found
 
 
 def seed_webhooks(site: LiveSite, token: str, lists: list[str]) -> dict[str, list[int]]:
@@ -174,6 +208,7 @@ def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
         "webhooks": data["webhook_ids"],
         "deliveries": data["delivery_ids"],
         "invitations": data["invitation_ids"],
+        "saved_replies": data["saved_reply_ids"],
     }
     parameters = {
         "path.application_id": "applications",
@@ -183,6 +218,7 @@ def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
         "path.webhook_id": "webhooks",
         "path.delivery_id": "deliveries",
         "path.invitation_id": "invitations",
+        "path.saved_reply_id": "saved_replies",
     }
     if data["attachment"]:
         attachment_id, token, name = data["attachment"]
@@ -194,6 +230,7 @@ def write_config(folder: Path, data: dict[str, Any], seed: int | None) -> Path:
         "doomed_webhooks": data["doomed_webhook_ids"],
         "doomed_invitations": data["doomed_invitation_ids"],
         "doomed_applications": data["doomed_application_ids"],
+        "doomed_saved_replies": data["doomed_saved_reply_ids"],
     }
     for name, values in ids.items():
         text += f"\n[dictionaries.{name}]\nvalues = {values}\n"
