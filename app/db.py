@@ -44,7 +44,11 @@ async def _keep_session(connection: object) -> None:
     """
 
 
-def _connection(database_url: str) -> str | dict[str, Any]:
+def connection_settings(database_url: str) -> str | dict[str, Any]:
+    """The Tortoise connection for a database URL as Earful opens it: the URL itself for SQLite
+    (its pragmas travel in it, see app.config.sqlite_url), asyncpg's pool with a lighter reset
+    for PostgreSQL. The benchmark's reference app opens its database with this too, so that the
+    two compare on the same footing (tests/test_bench_reference.py)."""
     if not database_url.startswith(("postgres://", "asyncpg://")):
         return database_url
     connection = expand_db_url(database_url)
@@ -58,7 +62,7 @@ def tortoise_config(database_url: str, guarded: bool = False) -> dict[str, Any]:
     ``guarded``: the connections refuse writes outside a transaction (app.db_clients); the app
     runs with them, migrations (which manage their own transactions) without.
     """
-    connection = _connection(database_url)
+    connection = connection_settings(database_url)
     if guarded:
         connection = connection if isinstance(connection, dict) else expand_db_url(connection)
         connection = {**connection, "engine": "app.db_clients"}

@@ -35,24 +35,26 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from benchmarks.run import (
+from benchmarks.datasets import (
     EARFUL,
     EMAIL,
-    NOTES,
     PASSWORD,
     POSTGRES_URL,
+    _postgres,
+    create_application,
+    run,
+    server_env,
+)
+from benchmarks.run import (
+    NOTES,
     RESULTS,
     ROOT,
     THREADS,
     Measure,
-    _postgres,
-    create_application,
     free_port,
     measure,
     report,
-    run,
     scenarios,
-    server_env,
     session_cookie,
     stop,
     wait_for,

@@ -1,29 +1,35 @@
 """``make bench``: Earful under wrk at 32 connections, next to a bare reference app.
 
 For SQLite (and PostgreSQL when ``EARFUL_BENCH_POSTGRES_URL`` names a server whose user may
-create databases; a throwaway database is created and dropped): migrate a fresh data dir,
-create a user, a token and an application, seed ``BENCH_THREADS`` threads (a million by
-default), serve with ``earful serve --workers 2`` and, beside it, the bare reference app
-(``benchmarks/reference_app.py``, also 2 workers), and drive every scenario with wrk. Prints
-requests/s, p50, p99 and the ratio to the reference's throughput, and writes
+create databases), for every size of ``bench_sizes`` (a million threads, and ``BENCH_THREADS``
+when it is larger): prepare a dataset of that size (benchmarks/datasets.py: a migrated data dir
+with a user, a token and an application, seeded with ``earful seed``), serve it with ``earful
+serve --workers 2`` and, beside it, the bare reference app (``benchmarks/reference_app.py``,
+also 2 workers, opening its database as Earful does), and drive every scenario with wrk, at 32
+connections and again at 4 (the latency of a server that is not saturated). Prints requests/s,
+p50, p99 and the ratio to the reference's throughput (its submit for the scenarios that write,
+its fifty-row list for those that read) against the targets of issue #26, compares each
+scenario's throughput at the smallest and the largest size, and writes
 ``benchmarks/results.md``. Two mixed scenarios measure a read (the feedback list, the inbox
 page) on half the connections while capture submit loads the other half, as agents read while
-widgets post; the reference app's ping gives the stack's floor. Last, every thread is exported
-as CSV through the API (``measure_export``: rows/s and the serving workers' peak memory).
+widgets post; the reference app's ping gives the stack's floor. At the largest size, every
+thread is exported as CSV through the API (``measure_export``: rows/s and the serving workers'
+peak memory).
 
-Environment: ``BENCH_THREADS`` (1000000), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32),
-``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names), ``BENCH_PAIRS`` (3:
-capture submit and the reference's submit are run in turns, this many times each),
-``BENCH_WORKERS`` (2: Earful's worker processes; the sizing advice compares 1 and 2). On PostgreSQL,
-capture submit and the feedback list are measured again with a second ``earful serve`` on the same
-database, the load split between the two (two hosts behind a balancer, here on one machine).
-Every load goes to 127.0.0.1 only, and every wrk run is bounded by its duration.
+Environment: ``BENCH_THREADS`` (1000000; 10000000 measures a million and ten million in one
+run), ``BENCH_SIZES`` (comma-separated sizes instead), ``BENCH_DATA_DIR`` (keep the seeded
+datasets there and reuse them in later runs), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS``
+(32), ``BENCH_LOW_CONNECTIONS`` (4), ``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated
+scenario names), ``BENCH_PAIRS`` (3: capture submit and the reference's submit, and the feedback
+list and the reference's list, are run in turns, this many times each), ``BENCH_WORKERS`` (2:
+Earful's worker processes; the sizing advice compares 1 and 2). On PostgreSQL, capture submit
+and the feedback list are measured again at the largest size with a second ``earful serve`` on
+the same database, the load split between the two (two hosts behind a balancer, here on one
+machine). Every load goes to 127.0.0.1 only, and every wrk run is bounded by its duration.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import platform
 import re
@@ -33,36 +39,55 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from app.config import CAPTURE_LIMIT_VARIABLES
+from app.config import sqlite_url
+from benchmarks.datasets import (
+    BIN,
+    EARFUL,
+    EMAIL,
+    PASSWORD,
+    POSTGRES_URL,
+    Dataset,
+    run,
+    stage_dataset,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-EARFUL = BIN / "earful"
 LUA = ROOT / "benchmarks" / "lua"
 RESULTS = ROOT / "benchmarks" / "results.md"
 NOTES = ROOT / "benchmarks" / "notes.md"
 HOST = "127.0.0.1"
-EMAIL = "bench@example.com"
-PASSWORD = "bench-password-1"
 
 THREADS = int(os.environ.get("BENCH_THREADS", "1000000"))
 DURATION = os.environ.get("BENCH_DURATION", "10s")
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
 WRK_THREADS = int(os.environ.get("BENCH_WRK_THREADS", "2"))
 ONLY = {name for name in os.environ.get("BENCH_ONLY", "").split(",") if name}
-POSTGRES_URL = os.environ.get("EARFUL_BENCH_POSTGRES_URL", "")
 PAIRS = int(os.environ.get("BENCH_PAIRS", "3"))
 WORKERS = os.environ.get("BENCH_WORKERS", "2")
+LOW_CONNECTIONS = int(os.environ.get("BENCH_LOW_CONNECTIONS", "4"))
+MILLION = 1_000_000
+
+
+def bench_sizes() -> list[int]:
+    """The sizes one run measures, smallest first: ``BENCH_SIZES`` (comma-separated), else a
+    million and then ``BENCH_THREADS`` when it is larger, else ``BENCH_THREADS`` alone. The
+    application grows from one size to the next (only the difference is seeded), so the
+    scenarios at each size run on the same data, the same day, in the same run."""
+    listed = [int(size) for size in os.environ.get("BENCH_SIZES", "").split(",") if size.strip()]
+    if listed:
+        return sorted(set(listed))
+    return [MILLION, THREADS] if THREADS > MILLION else [THREADS]
+
+
+SIZES = bench_sizes()
 
 
 @dataclass
@@ -83,6 +108,19 @@ REFERENCE_LIST = Scenario("reference list", "/list")
 REFERENCE_PING = Scenario("reference ping", "/ping")
 # Earful's scenarios measured in turns with one of the reference app's, and that one.
 IN_TURNS = {"capture submit": REFERENCE, "feedback list": REFERENCE_LIST}
+# Scenarios that write compare with the reference's submit, the others with its list.
+WRITES = {"capture submit", "capture open", "upload 100 KB", "post reply"}
+# The throughput each scenario should reach, as a share of its reference's (issue #26).
+TARGETS = {
+    "capture submit": 0.8,
+    "feedback list": 0.8,
+    "replies list (date)": 0.8,
+    "one thread": 0.8,
+    "inbox page": 0.5,
+    "thread page": 0.5,
+}
+# Every scenario at the largest size should keep this share of its throughput at the smallest.
+GROWTH_TARGET = 0.8
 
 
 @dataclass
@@ -95,6 +133,7 @@ class Measure:
     errors: int  # non-2xx/3xx responses plus socket errors
     cpu_ms: float = float("nan")  # CPU time of the serving workers per request
     beside: Measure | None = None  # the load run at the same time, if any
+    low: Measure | None = None  # the same scenario at LOW_CONNECTIONS: latency when not busy
 
 
 def workers_cpu_seconds(process: subprocess.Popen) -> float:
@@ -185,7 +224,7 @@ def bench_second_process(
     port = free_port()
     second_base = f"http://{HOST}:{port}"
     second_dir = data_dir / "second"
-    second_dir.mkdir(mode=0o700)
+    second_dir.mkdir(mode=0o700, exist_ok=True)
     second_env = {**env, "EARFUL_DATA_DIR": str(second_dir), "EARFUL_BASE_URL": second_base}
     secret_key = (data_dir / "secret_key").read_text().strip()
     second_env["EARFUL_SECRET_KEY"] = secret_key  # sessions and links valid on both, as two hosts
@@ -263,9 +302,11 @@ def measure_export(base: str, token: str, application_id: int, server: subproces
 
 
 @dataclass
-class BackendRun:
-    backend: str
-    seed_seconds: float
+class Stage:
+    """Every scenario measured at one size of the application."""
+
+    threads: int
+    seed_seconds: float  # seeding up to this size, this run (0: the data dir had it already)
     seed_report: dict
     measures: list[Measure]
     reference: Measure | None
@@ -275,6 +316,15 @@ class BackendRun:
     list_ratios: list[float] = field(default_factory=list)  # feedback list over the reference list
     reference_ping: Measure | None = None
     export: ExportMeasure | None = None
+
+    def measure(self, scenario: str) -> Measure | None:
+        return next((row for row in self.measures if row.scenario == scenario), None)
+
+
+@dataclass
+class BackendRun:
+    backend: str
+    stages: list[Stage]
 
 
 def report(result: Measure, note: str = "") -> None:
@@ -290,13 +340,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
         return sock.getsockname()[1]
-
-
-def run(args: list[str], env: dict[str, str], timeout: float = 1800) -> str:
-    result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
-    return result.stdout
 
 
 def wait_for(url: str, timeout: float = 60) -> None:
@@ -372,27 +415,6 @@ def wrk(name: str, url: str, scenario: Scenario, duration: str = DURATION) -> Me
     )
 
 
-def create_application(env: dict[str, str]) -> tuple[int, str]:
-    """The application under test, made by the service (the CLI has no command for it)."""
-    code = (
-        "import asyncio, json\n"
-        "from app.config import load_settings\n"
-        "from app.db import open_database, close_database\n"
-        "from app.services.applications import create_application\n"
-        "from app.services.users import get_user_by_email\n"
-        "async def main():\n"
-        "    s = load_settings()\n"
-        "    await open_database(s.database_url)\n"
-        f"    user = await get_user_by_email({EMAIL!r})\n"
-        "    app = await create_application(user, {'name': 'Bench'}, None, s.data_dir)\n"
-        "    print(json.dumps([app.id, app.key_javascript]))\n"
-        "    await close_database()\n"
-        "asyncio.run(main())\n"
-    )
-    application_id, key = json.loads(run([str(BIN / "python"), "-c", code], env).strip().splitlines()[-1])
-    return application_id, key
-
-
 def session_cookie(base: str) -> str:
     """Sign in once through the web app; the cookie header wrk sends on the HTML pages."""
     with httpx.Client(base_url=base, timeout=10) as client:
@@ -460,108 +482,116 @@ def pick(items: list[Scenario]) -> list[Scenario]:
     return [item for item in items if not ONLY or item.name in ONLY]
 
 
-def server_env(data_dir: Path, database_url: str | None) -> dict[str, str]:
-    """The served app's environment: its data dir and database, nothing else of ours.
+def bench_backend(backend: str) -> BackendRun:
+    """Every size in turn, each on a dataset of its own (see benchmarks/datasets.py)."""
+    stages = []
+    for size in SIZES:
+        with stage_dataset(backend, size) as (dataset, env, seed_seconds, seed_report):
+            reference_url = reference_database_url(env.get("EARFUL_DATABASE_URL"), dataset.data_dir)
+            stages.append(
+                bench_stage(
+                    backend, env, dataset, reference_url, seed_seconds, seed_report, last=size == SIZES[-1]
+                )
+            )
+    return BackendRun(backend, stages)
 
-    wrk sends every capture request from one address, thousands a second: the capture rate
-    limits (app.services.capture_limits) still run on every request, with a budget so large
-    that the benchmark measures the service rather than its 429s.
-    """
-    env = {key: value for key, value in os.environ.items() if not key.startswith("EARFUL_")}
-    env["EARFUL_DATA_DIR"] = str(data_dir)
-    env.update({variable: "1000000" for variable in CAPTURE_LIMIT_VARIABLES.values()})
-    if database_url:
-        env["EARFUL_DATABASE_URL"] = database_url
-    return env
+
+def measure_low(url: str, scenario: Scenario, server: subprocess.Popen) -> Measure:
+    """The scenario at LOW_CONNECTIONS: its latency when the server is not saturated."""
+    return measure(scenario.name, url, replace(scenario, connections=LOW_CONNECTIONS), server)
 
 
-def bench_backend(backend: str, database_url: str | None, reference_url: str) -> BackendRun:
-    data_dir = Path(tempfile.mkdtemp(prefix=f"earful-bench-{backend}-"))
+def bench_stage(
+    backend: str,
+    env: dict[str, str],
+    dataset: Dataset,
+    reference_url: str,
+    seed_seconds: float,
+    seed_report: dict,
+    last: bool,
+) -> Stage:
+    """Every chosen scenario at the dataset's current size, on a server started for it (so that
+    nothing cached before the seeding is served). On the last size, the two-process scenarios
+    (PostgreSQL) and the export too."""
+    data_dir, token, application_id = dataset.data_dir, dataset.token, dataset.application_id
     port = free_port()
     base = f"http://{HOST}:{port}"
-    env = server_env(data_dir, database_url)
-    env["EARFUL_BASE_URL"] = base
+    env = {**env, "EARFUL_BASE_URL": base}
+    print(f"\n-- {backend} at {dataset.seeded:,} threads", flush=True)
+    server = serve(env, port, data_dir / "serve.log")
     try:
-        print(f"\n== {backend}: data dir {data_dir}", flush=True)
-        run([str(EARFUL), "db", "upgrade"], env)
-        run([str(EARFUL), "user", "create", "--email", EMAIL, "--name", "Bench", "--password", PASSWORD], env)
-        run([str(EARFUL), "plan", "set", "--user", EMAIL, "team"], env)
-        token = run(
-            [str(EARFUL), "token", "create", "--email", EMAIL, "--scope", "read", "--scope", "write"], env
-        )
-        token = token.strip()
-        application_id, key = create_application(env)
-        print(f"seeding {THREADS} threads into application {application_id} ...", flush=True)
-        started = time.perf_counter()
-        seed_out = run(
-            [str(EARFUL), "seed", "--application", str(application_id), "--threads", str(THREADS)], env
-        )
-        seed_seconds = time.perf_counter() - started
-        seed_report = json.loads(seed_out.strip().splitlines()[-1])
-        print(f"seeded in {seed_seconds:.1f} s: {seed_report}", flush=True)
-
-        server = serve(env, port, data_dir / "serve.log")
+        wait_for(f"{base}/app/login")
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
+            page = client.get(f"/applications/{application_id}/feedback?limit=1").json()
+            thread_id = page["data"][0]["id"] if "data" in page else page["feedback"][0]["id"]
+        cookie = session_cookie(base)
+        upload = data_dir / "upload.bin"
+        upload.write_bytes(os.urandom(100 * 1024))
+        reference_server, reference_base = start_reference(reference_url, data_dir)
+        chosen = pick(scenarios(application_id, dataset.key, token, thread_id, cookie, upload))
         try:
-            wait_for(f"{base}/app/login")
-            with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
-                page = client.get(f"/applications/{application_id}/feedback?limit=1").json()
-                thread_id = page["data"][0]["id"] if "data" in page else page["feedback"][0]["id"]
-            cookie = session_cookie(base)
-            upload = data_dir / "upload.bin"
-            upload.write_bytes(os.urandom(100 * 1024))
-            reference_server, reference_base = start_reference(reference_url, data_dir)
-            chosen = pick(scenarios(application_id, key, token, thread_id, cookie, upload))
-            try:
-                measures, in_turns = [], {}
-                for scenario in chosen:
-                    if scenario.name in IN_TURNS:
-                        theirs = IN_TURNS[scenario.name]
-                        result, reference, ratios = measure_in_turns(
-                            base, scenario, server, reference_base, theirs, reference_server
-                        )
-                        in_turns[scenario.name] = (reference, ratios)
-                        report(reference, f"({backend}, median of {PAIRS})")
-                        print(
-                            f"{scenario.name + ' / reference':24} " + ", ".join(f"{r:.2f}" for r in ratios),
-                            flush=True,
-                        )
-                    else:
-                        result = measure(scenario.name, base, scenario, server)
-                    measures.append(result)
-                    report(result)
-                    if result.beside:
-                        report(result.beside, "(beside it)")
-                ping = measure(REFERENCE_PING.name, reference_base, REFERENCE_PING, reference_server)
-                report(ping, f"({backend})")
-            finally:
-                stop(reference_server)
-            if database_url:
+            measures, in_turns = [], {}
+            for scenario in chosen:
+                if scenario.name in IN_TURNS:
+                    theirs = IN_TURNS[scenario.name]
+                    result, reference, ratios = measure_in_turns(
+                        base, scenario, server, reference_base, theirs, reference_server
+                    )
+                    reference.low = measure_low(reference_base, theirs, reference_server)
+                    in_turns[scenario.name] = (reference, ratios)
+                    report(reference, f"({backend}, median of {PAIRS})")
+                    print(
+                        f"{scenario.name + ' / reference':24} " + ", ".join(f"{r:.2f}" for r in ratios),
+                        flush=True,
+                    )
+                else:
+                    result = measure(scenario.name, base, scenario, server)
+                if scenario.beside is None:
+                    result.low = measure_low(base, scenario, server)
+                measures.append(result)
+                report(result)
+                if result.low:
+                    report(result.low, f"({LOW_CONNECTIONS} connections)")
+                if result.beside:
+                    report(result.beside, "(beside it)")
+            ping = measure(REFERENCE_PING.name, reference_base, REFERENCE_PING, reference_server)
+            ping.low = measure_low(reference_base, REFERENCE_PING, reference_server)
+            report(ping, f"({backend})")
+        finally:
+            stop(reference_server)
+        exported = None
+        if last:
+            if dataset.database:
                 measures += bench_second_process(env, data_dir, base, server, chosen)
-            exported = None
             if not ONLY or "export" in ONLY:
                 exported = measure_export(base, token, application_id, server)
                 print(export_line(exported), flush=True)
-            rss = worker_rss_mb(server)
-            print(f"worker RSS after the run: {rss} MB", flush=True)
-        finally:
-            stop(server)
-        reference, ratios = in_turns.get("capture submit", (None, []))
-        reference_list, list_ratios = in_turns.get("feedback list", (None, []))
-        return BackendRun(
-            backend,
-            seed_seconds,
-            seed_report,
-            measures,
-            reference,
-            ratios,
-            rss,
-            reference_list,
-            list_ratios,
-            ping,
-            exported,
-        )
+        rss = worker_rss_mb(server)
+        print(f"worker RSS after the run: {rss} MB", flush=True)
     finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
+        stop(server)
+    reference, ratios = in_turns.get("capture submit", (None, []))
+    reference_list, list_ratios = in_turns.get("feedback list", (None, []))
+    return Stage(
+        dataset.seeded,
+        seed_seconds,
+        seed_report,
+        measures,
+        reference,
+        ratios,
+        rss,
+        reference_list,
+        list_ratios,
+        ping,
+        exported,
+    )
+
+
+def reference_database_url(database_url: str | None, reference_dir: Path) -> str:
+    """Where the reference app keeps its rows beside Earful's database: a SQLite file of its own
+    with the URL Earful builds for its file (same pragmas), or Earful's PostgreSQL database (its
+    own table there), opened with the same pool settings (benchmarks/reference_app.py)."""
+    return database_url or sqlite_url(reference_dir / "reference.sqlite3")
 
 
 def start_reference(reference_url: str, data_dir: Path) -> tuple[subprocess.Popen, str]:
@@ -619,20 +649,6 @@ def measure_in_turns(
     return median_run(ours), median_run(theirs), ratios
 
 
-def _asyncpg_dsn(url: str) -> str:
-    return "postgresql://" + url.split("://", 1)[1]
-
-
-async def _postgres(admin_url: str, statement: str) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(_asyncpg_dsn(admin_url))
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
-
-
 def machine() -> dict[str, str]:
     cpu = "unknown"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -652,14 +668,113 @@ def machine() -> dict[str, str]:
     }
 
 
-def _table_row(label: str, row: Measure, reference: float) -> str:
-    """A row of the results table; the ratio is to the reference submit's throughput."""
-    ratio = row.requests_per_second / reference if reference else float("nan")
-    cpu = "-" if row.cpu_ms != row.cpu_ms else f"{row.cpu_ms:.2f}"  # NaN: not measured
+def _ratio(row: Measure, stage: Stage) -> float:
+    """A scenario's throughput over its reference's: the submit for writes, the list for reads."""
+    reference = stage.reference if row.scenario in WRITES else stage.reference_list
+    if reference is None or not reference.requests_per_second:
+        return float("nan")
+    return row.requests_per_second / reference.requests_per_second
+
+
+def _number(value: float, digits: int = 1) -> str:
+    return "-" if value != value else f"{value:.{digits}f}"  # NaN: not measured
+
+
+def _aim(ratio: float, target: float) -> str:
+    """A target and whether the ratio meets it."""
+    return f"≥ {target:g} {'✓' if ratio >= target else '✗'}"
+
+
+def _table_row(label: str, row: Measure, ratio: float, target: float | None) -> str:
+    """A row of a size's table."""
+    low = row.low.p50_ms if row.low else float("nan")
+    aim = "" if target is None else _aim(ratio, target)
     return (
         f"| {label} | {row.requests_per_second:.0f} | {row.p50_ms:.1f} | {row.p99_ms:.1f} | "
-        f"{ratio:.2f} | {cpu} | {row.errors} |"
+        f"{_number(low)} | {_number(ratio, 2)} | {aim} | {_number(row.cpu_ms, 2)} | {row.errors} |"
     )
+
+
+def stage_lines(stage: Stage) -> list[str]:
+    """The table of one size, and what was run beside or in turns."""
+    seed = stage.seed_report
+    if seed.get("reused"):
+        seeded = f"Seed: {stage.threads:,} threads, reused from `BENCH_DATA_DIR`."
+    else:
+        seeded = (
+            f"Seed: {seed.get('threads', 0):,} threads added, {seed.get('replies', 0):,} replies and notes, "
+            f"{seed.get('tag_links', 0):,} tag links, {seed.get('members', 0):,} senders in "
+            f"{stage.seed_seconds:.1f} s (`earful seed`, wall clock including start-up)."
+        )
+    lines = [
+        f"### {stage.threads:,} threads",
+        "",
+        seeded,
+        "",
+        f"| scenario | req/s | p50 ms | p99 ms | p50 ms at {LOW_CONNECTIONS} conn. | x reference | target "
+        "| worker CPU ms/req | errors |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    lines += [
+        _table_row(row.scenario, row, _ratio(row, stage), TARGETS.get(row.scenario)) for row in stage.measures
+    ]
+    references = [
+        ("*reference submit*", stage.reference),
+        ("*reference list*", stage.reference_list),
+        ("*reference ping*", stage.reference_ping),
+    ]
+    lines += [_table_row(label, row, 1.0, None) for label, row in references if row]
+    for row in stage.measures:
+        if row.beside:
+            beside = row.beside
+            lines += [
+                "",
+                f"While *{row.scenario}* was measured on half the connections, capture submit ran "
+                f"on the other half: {beside.requests_per_second:.0f} req/s, p50 {beside.p50_ms:.1f} "
+                f"ms, p99 {beside.p99_ms:.1f} ms (both share the workers: no CPU per request is shown).",
+            ]
+    ratios = ", ".join(f"{ratio:.2f}" for ratio in stage.submit_ratios)
+    lines += [
+        "",
+        f"Capture submit and the reference submit were run in turns ({PAIRS} runs each, the median run "
+        f"shown); capture submit over the reference, run by run: {ratios or 'n/a'}.",
+        "",
+    ]
+    if stage.list_ratios:
+        list_ratios = ", ".join(f"{ratio:.2f}" for ratio in stage.list_ratios)
+        lines += [
+            "The feedback list and the reference list were run in turns the same way; feedback list "
+            f"over the reference list, run by run: {list_ratios}.",
+            "",
+        ]
+    memory = ", ".join(f"{mb:.0f} MB" for mb in stage.worker_rss_mb)
+    lines += [f"Resident memory per worker after the run: {memory}.", ""]
+    if stage.export:
+        lines += [export_line(stage.export), ""]
+    return lines
+
+
+def growth_lines(stages: list[Stage]) -> list[str]:
+    """Each scenario's throughput at the smallest and the largest size, side by side."""
+    small, large = stages[0], stages[-1]
+    lines = [
+        f"### From {small.threads:,} to {large.threads:,} threads",
+        "",
+        f"| scenario | req/s at {small.threads:,} | req/s at {large.threads:,} | ratio | target "
+        f"| p50 ms at {LOW_CONNECTIONS} conn., {small.threads:,} | same, {large.threads:,} |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for row in small.measures:
+        grown = large.measure(row.scenario)
+        if grown is None or not row.requests_per_second:
+            continue
+        ratio = grown.requests_per_second / row.requests_per_second
+        lows = [_number(measure.low.p50_ms) if measure.low else "-" for measure in (row, grown)]
+        lines.append(
+            f"| {row.scenario} | {row.requests_per_second:.0f} | {grown.requests_per_second:.0f} | "
+            f"{ratio:.2f} | {_aim(ratio, GROWTH_TARGET)} | {lows[0]} | {lows[1]} |"
+        )
+    return [*lines, ""]
 
 
 def export_line(measure: ExportMeasure) -> str:
@@ -681,70 +796,27 @@ def write_results(runs: list[BackendRun]) -> None:
         "Written by `make bench` (`benchmarks/run.py`); run it again to refresh. Every load runs on",
         f"127.0.0.1: `earful serve --workers {WORKERS}` (Hypercorn, uvloop) driven by wrk with "
         f"{WRK_THREADS} threads and {CONNECTIONS} connections for {DURATION} per scenario,",
-        "wrk on the same machine.",
+        f"wrk on the same machine, and again with {LOW_CONNECTIONS} connections for the latency of a server "
+        "that is not saturated.",
         "The ratio is a scenario's throughput over the bare reference app's (`benchmarks/reference_app.py`:",
-        "Quart + Hypercorn + Tortoise, 2 workers, one endpoint that validates JSON and inserts one row).",
-        "The same app's list endpoint (fifty rows read through the ORM, returned as JSON) is measured in",
-        "turns with the feedback list: it is what a list costs on this stack before any of Earful's work.",
+        "Quart + Hypercorn + Tortoise, 2 workers, opening its database exactly as Earful does, checked by",
+        "tests/test_bench_reference.py): its submit (validate JSON, insert one row) for the scenarios that",
+        "write, its list (fifty rows read through the ORM, returned as JSON) for those that read. Both",
+        "are measured in turns with capture submit and the feedback list.",
         "Its ping endpoint (`GET /ping` answers `ok`) is the least any request costs here: no scenario",
         "can have a lower p50 at the same connections.",
         "",
         f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- Machine: {info['cores']} cores ({info['cpu']}), {info['memory']} RAM, {info['os']}",
-        f"- Python {info['python']}; seeded threads per application: {THREADS:,}",
+        f"- Python {info['python']}; sizes measured: {', '.join(f'{size:,}' for size in SIZES)} threads",
         "",
     ]
     for result in runs:
-        reference = result.reference.requests_per_second if result.reference else 0.0
-        seed = result.seed_report
-        memory = ", ".join(f"{mb:.0f} MB" for mb in result.worker_rss_mb)
-        lines += [
-            f"## {result.backend}",
-            "",
-            f"Seed: {seed.get('threads', 0):,} threads, {seed.get('replies', 0):,} "
-            f"replies and notes, {seed.get('tag_links', 0):,} tag links, "
-            f"{seed.get('members', 0):,} senders in {result.seed_seconds:.1f} s "
-            "(`earful seed`, wall clock including start-up).",
-            "",
-            "| scenario | req/s | p50 ms | p99 ms | x reference | worker CPU ms/req | errors |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-        ]
-        lines += [_table_row(row.scenario, row, reference) for row in result.measures]
-        references = [
-            ("*reference submit*", result.reference),
-            ("*reference list*", result.reference_list),
-            ("*reference ping*", result.reference_ping),
-        ]
-        lines += [_table_row(label, row, reference) for label, row in references if row]
-        for row in result.measures:
-            if row.beside:
-                beside = row.beside
-                lines += [
-                    "",
-                    f"While *{row.scenario}* was measured on half the connections, capture submit ran "
-                    f"on the other half: {beside.requests_per_second:.0f} req/s, p50 {beside.p50_ms:.1f} "
-                    f"ms, p99 {beside.p99_ms:.1f} ms (both share the workers: no CPU per request is shown).",
-                ]
-        ratios = ", ".join(f"{ratio:.2f}" for ratio in result.submit_ratios)
-        lines += [
-            "",
-            f"Capture submit and the reference were run in turns ({PAIRS} runs each, the median run "
-            f"shown); capture submit over the reference, run by run: {ratios or 'n/a'}.",
-            "",
-        ]
-        if result.list_ratios:
-            list_ratios = ", ".join(f"{ratio:.2f}" for ratio in result.list_ratios)
-            lines += [
-                "The feedback list and the reference list were run in turns the same way; feedback list "
-                f"over the reference list, run by run: {list_ratios}.",
-                "",
-            ]
-        lines += [
-            f"Resident memory per worker after the run: {memory}.",
-            "",
-        ]
-        if result.export:
-            lines += [export_line(result.export), ""]
+        lines += [f"## {result.backend}", ""]
+        for stage in result.stages:
+            lines += stage_lines(stage)
+        if len(result.stages) > 1:
+            lines += growth_lines(result.stages)
     if NOTES.exists():
         lines += [NOTES.read_text().rstrip(), ""]
     RESULTS.write_text("\n".join(lines))
@@ -754,23 +826,11 @@ def write_results(runs: list[BackendRun]) -> None:
 def main() -> int:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (make bench installs the Debian package)")
-    runs: list[BackendRun] = []
-    reference_dir = Path(tempfile.mkdtemp(prefix="earful-bench-reference-"))
-    try:
-        runs.append(bench_backend("SQLite", None, f"sqlite://{reference_dir}/reference.sqlite3"))
-        if POSTGRES_URL:
-            name = f"earful_bench_{secrets.token_hex(6)}"
-            parts = urlsplit(POSTGRES_URL)
-            url = urlunsplit(parts._replace(path=f"/{name}"))
-            asyncio.run(_postgres(POSTGRES_URL, f'CREATE DATABASE "{name}"'))
-            try:
-                runs.append(bench_backend("PostgreSQL", url, url))
-            finally:
-                asyncio.run(_postgres(POSTGRES_URL, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        else:
-            print("\nEARFUL_BENCH_POSTGRES_URL is not set: PostgreSQL skipped.")
-    finally:
-        shutil.rmtree(reference_dir, ignore_errors=True)
+    runs = [bench_backend("SQLite")]
+    if POSTGRES_URL:
+        runs.append(bench_backend("PostgreSQL"))
+    else:
+        print("\nEARFUL_BENCH_POSTGRES_URL is not set: PostgreSQL skipped.")
     write_results(runs)
     return 0
 

@@ -27,20 +27,22 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from benchmarks.run import (
+from benchmarks.datasets import (
     EARFUL,
     EMAIL,
     PASSWORD,
     POSTGRES_URL,
-    Measure,
-    Scenario,
     _postgres,
     create_application,
+    run,
+    server_env,
+)
+from benchmarks.run import (
+    Measure,
+    Scenario,
     free_port,
     machine,
     measure,
-    run,
-    server_env,
     session_cookie,
     stop,
     wait_for,
