@@ -11,6 +11,7 @@ Run it while nothing else writes to the database: the ids are taken from the cur
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections import Counter
@@ -197,6 +198,7 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
     rng = random.Random(seed)
     report = SeedReport(application_id=application_id)
 
+    await maintenance.prepare_bulk_load()
     tag_ids = await _create_tags(application_id, TAG_NAMES)
     report.tags = len(tag_ids)
     next_member = await maintenance.highest_id("members")
@@ -238,6 +240,9 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
     ips = [f"203.0.113.{n}" for n in range(1, 255)] + [f"2001:db8::{n:x}" for n in range(1, 64)]
     step = span_seconds / threads
 
+    # Each batch is written while the next one is drawn: the database works (in aiosqlite's
+    # thread, or in PostgreSQL's server) while Python makes the rows, and neither waits long.
+    writing: asyncio.Future[None] | None = None
     for batch_start in range(0, threads, BATCH_THREADS):
         size = min(BATCH_THREADS, threads - batch_start)
         languages = _weighted(rng, LANGUAGES, size)
@@ -291,7 +296,9 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
             if archived:
                 batch.archived += 1
         batch.tag_moves = {tag_id: (tag_open[tag_id], tag_archived[tag_id]) for tag_id in tag_ids}
-        await _write_batch(application_id, batch)
+        if writing is not None:
+            await writing
+        writing = asyncio.ensure_future(_write_batch(application_id, batch))
         report.threads += size
         report.archived += batch.archived
         report.replies += len(batch.replies)
@@ -303,6 +310,8 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
             report.counters.get("first_reply_count", 0) + batch.first_reply_count
         )
 
+    if writing is not None:
+        await writing
     await _finish()
     await maintenance.refresh_statistics(("members", "feedback", "replies", "feedback_tags", "tags"))
     await index_new_rows(batch=100_000)
