@@ -27,9 +27,13 @@ class Relay:
         # While cleared, the relay holds every message before answering (a slow relay).
         self.open = asyncio.Event()
         self.open.set()
+        # Set once a message has arrived and its answer is being held.
+        self.holding = asyncio.Event()
         self._received = asyncio.Condition()
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        if not self.open.is_set():
+            self.holding.set()
         await self.open.wait()
         async with self._received:
             self.envelopes.append(envelope)

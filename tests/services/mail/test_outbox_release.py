@@ -27,8 +27,10 @@ async def test_a_worker_stopped_mid_send_hands_its_email_back_due_at_once(
     agent, application, mail_settings, relay, monkeypatch
 ):
     # Cancelled mid-exchange, aiosmtplib still says QUIT and waits up to the timeout for the
-    # answer, which this relay, holding the message, never gives.
-    monkeypatch.setattr(outbox, "SMTP_TIMEOUT", 1.0)
+    # answer, which this relay, holding the message, never gives. The timeout is short for that,
+    # and long enough that the read of the held answer does not time out first on a busy machine
+    # (the send would then count as a failed attempt, due again in 30 s).
+    monkeypatch.setattr(outbox, "SMTP_TIMEOUT", 3.0)
     thread = await make_thread(application, email="jo@example.org")
     await make_reply(agent, application, thread)
     relay.open.clear()  # the relay takes the message and holds its answer
@@ -36,6 +38,7 @@ async def test_a_worker_stopped_mid_send_hands_its_email_back_due_at_once(
     worker = asyncio.create_task(run_worker(mail_settings, stop, interval=0.05))
     [claimed] = await status_becomes("sending")
     assert claimed.next_attempt_at > datetime.now(UTC) + LEASE / 2
+    await asyncio.wait_for(relay.holding.wait(), 10)  # the message is sent, its answer held
 
     stop.set()
     worker.cancel()  # what app.workers does to a worker that does not stop in time
