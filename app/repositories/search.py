@@ -179,3 +179,12 @@ async def index_batch(table: str, batch: int) -> int:
 
 
 INDEXED_TABLES = tuple(_INDEXED)
+# FTS5's own default: segments are merged as they accumulate, four of a level at a time.
+DEFAULT_AUTOMERGE = 4
+
+
+async def set_automerge(level: int) -> None:
+    """FTS5's automatic merging of index segments for both search tables (0 pauses it; inside a
+    transaction). The setting is kept in the database."""
+    for search_table, _ in _INDEXED.values():
+        await change(f"INSERT INTO {search_table} ({search_table}, rank) VALUES ('automerge', {{}})", [level])

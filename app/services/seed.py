@@ -28,7 +28,7 @@ from app.repositories.accounts import UserRow
 from app.repositories.replies import ReplyRow
 from app.repositories.threads import SenderRow, ThreadRow
 from app.services import counters
-from app.services.search import index_new_rows
+from app.services.search import index_in_bulk
 from app.services.seed_data import (
     AGENT_REPLIES,
     CUSTOMER_REPLIES,
@@ -314,6 +314,6 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
         await writing
     await _finish()
     await maintenance.refresh_statistics(("members", "feedback", "replies", "feedback_tags", "tags"))
-    await index_new_rows(batch=100_000)
+    await index_in_bulk(batch=100_000)
     report.seconds = time.perf_counter() - started
     return report

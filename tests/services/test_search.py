@@ -196,3 +196,17 @@ async def test_the_indexer_adds_new_threads_while_the_server_runs(application, b
 
     assert rows[0]["last_id"] >= thread.id
     assert await search.index_new_rows() == 0
+
+
+async def test_indexing_after_a_bulk_load_finds_the_rows_and_merges_segments_again(application, backend):
+    await make_thread(application, message="The Export button does nothing.")
+
+    await search.index_in_bulk(batch=1)
+
+    assert await messages_found(application, "export") == ["The Export button does nothing."]
+    if backend == "sqlite":
+        for table in ("feedback_search", "members_search"):
+            _, rows = await connections.get("default").execute_query(
+                f"SELECT v FROM {table}_config WHERE k = 'automerge'"
+            )
+            assert [row[0] for row in rows] == [4]
