@@ -18,10 +18,13 @@ fails when the two differ.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
-from quart import Quart, request
+from quart import Quart, Response, request
 from tortoise import Tortoise, fields
 from tortoise.models import Model
 
@@ -93,6 +96,40 @@ async def newest() -> list[dict]:
         {"id": row.id, "email": row.email, "message": row.message, "created_at": row.created_at.isoformat()}
         for row in rows
     ]
+
+
+# Earful's own answers, saved by the bench before it starts this app (``REFERENCE_DOCUMENTS``):
+# the size and shape of what a read returns, without the work of making it.
+DOCUMENTS = Path(os.environ.get("REFERENCE_DOCUMENTS", "/nonexistent"))
+
+
+@app.get("/document/<name>")
+async def document(name: str) -> Response:
+    """The fifty rows of ``/list`` read as there, then one of Earful's answers returned instead
+    of them: a JSON document decoded at start-up and encoded again on every request, or an HTML
+    page sent as it is. This is the floor of a read whose answer is that large on this stack
+    (the ORM read, the encoding, the transport), which no amount of work on Earful's side can go
+    below: the feedback list carries every thread with its sender, tags and replies."""
+    rows = await Submission.all().order_by("-id").limit(50)
+    if not rows or name not in _documents:
+        return Response("Not found", 404)
+    kind, body = _documents[name]
+    if kind == "json":
+        return Response(json.dumps(body), content_type="application/json")
+    return Response(body, content_type="text/html; charset=utf-8")
+
+
+def _read_documents(folder: Path) -> dict[str, tuple[str, Any]]:
+    documents: dict[str, tuple[str, Any]] = {}
+    for path in folder.glob("*") if folder.is_dir() else []:
+        if path.suffix == ".json":
+            documents[path.stem] = ("json", json.loads(path.read_bytes()))
+        elif path.suffix == ".html":
+            documents[path.stem] = ("html", path.read_bytes())
+    return documents
+
+
+_documents = _read_documents(DOCUMENTS)
 
 
 async def _init() -> None:

@@ -17,15 +17,16 @@ thread is exported as CSV through the API (``measure_export``: rows/s and the se
 peak memory).
 
 Environment: ``BENCH_THREADS`` (1000000; 10000000 measures a million and ten million in one
-run), ``BENCH_SIZES`` (comma-separated sizes instead), ``BENCH_DATA_DIR`` (keep the seeded
-datasets there and reuse them in later runs), ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS``
-(32), ``BENCH_LOW_CONNECTIONS`` (4), ``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated
-scenario names), ``BENCH_PAIRS`` (3: capture submit and the reference's submit, and the feedback
-list and the reference's list, are run in turns, this many times each), ``BENCH_WORKERS`` (2:
-Earful's worker processes; the sizing advice compares 1 and 2). On PostgreSQL, capture submit
-and the feedback list are measured again at the largest size with a second ``earful serve`` on
-the same database, the load split between the two (two hosts behind a balancer, here on one
-machine). Every load goes to 127.0.0.1 only, and every wrk run is bounded by its duration.
+run), ``BENCH_SIZES`` (comma-separated sizes instead), ``BENCH_BACKENDS`` (sqlite,postgresql),
+``BENCH_DATA_DIR`` (keep the seeded datasets there and reuse them in later runs),
+``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32), ``BENCH_LOW_CONNECTIONS`` (4),
+``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names), ``BENCH_PAIRS`` (3:
+capture submit and the reference's submit, and the feedback list and the reference's list, are
+run in turns, this many times each), ``BENCH_WORKERS`` (2: Earful's worker processes; the sizing
+advice compares 1 and 2). On PostgreSQL, capture submit and the feedback list are measured again
+at the largest size with a second ``earful serve`` on the same database, the load split between
+the two (two hosts behind a balancer, here on one machine). Every load goes to 127.0.0.1 only,
+and every wrk run is bounded by its duration.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def bench_sizes() -> list[int]:
 
 
 SIZES = bench_sizes()
+# The databases to measure (BENCH_BACKENDS=postgresql measures PostgreSQL alone).
+BACKENDS = {name.strip().lower() for name in os.environ.get("BENCH_BACKENDS", "sqlite,postgresql").split(",")}
 
 
 @dataclass
@@ -316,6 +319,7 @@ class Stage:
     list_ratios: list[float] = field(default_factory=list)  # feedback list over the reference list
     reference_ping: Measure | None = None
     export: ExportMeasure | None = None
+    floors: dict[str, Measure] = field(default_factory=dict)  # by the scenario they bound
 
     def measure(self, scenario: str) -> Measure | None:
         return next((row for row in self.measures if row.scenario == scenario), None)
@@ -527,8 +531,9 @@ def bench_stage(
         cookie = session_cookie(base)
         upload = data_dir / "upload.bin"
         upload.write_bytes(os.urandom(100 * 1024))
-        reference_server, reference_base = start_reference(reference_url, data_dir)
         chosen = pick(scenarios(application_id, dataset.key, token, thread_id, cookie, upload))
+        documents = save_documents(base, chosen, data_dir / "documents")
+        reference_server, reference_base = start_reference(reference_url, data_dir)
         try:
             measures, in_turns = [], {}
             for scenario in chosen:
@@ -557,6 +562,11 @@ def bench_stage(
             ping = measure(REFERENCE_PING.name, reference_base, REFERENCE_PING, reference_server)
             ping.low = measure_low(reference_base, REFERENCE_PING, reference_server)
             report(ping, f"({backend})")
+            floors = {}
+            for name in documents:
+                floor = Scenario(f"floor of {name}", f"/document/{FLOORS[name]}")
+                floors[name] = measure(floor.name, reference_base, floor, reference_server)
+                report(floors[name])
         finally:
             stop(reference_server)
         exported = None
@@ -584,6 +594,7 @@ def bench_stage(
         list_ratios,
         ping,
         exported,
+        floors,
     )
 
 
@@ -594,10 +605,41 @@ def reference_database_url(database_url: str | None, reference_dir: Path) -> str
     return database_url or sqlite_url(reference_dir / "reference.sqlite3")
 
 
+# The reads whose answers the reference app also returns (benchmarks/reference_app.py, /document):
+# the floor of a read of that size on this stack. Scenario name -> document file name.
+FLOORS = {
+    "feedback list": "feedback-list",
+    "one thread": "one-thread",
+    "inbox page": "inbox-page",
+    "thread page": "thread-page",
+}
+
+
+def save_documents(base: str, chosen: list[Scenario], folder: Path) -> list[str]:
+    """Earful's answer to each chosen read of FLOORS, saved for the reference app; their names."""
+    folder.mkdir(exist_ok=True)
+    saved = []
+    with httpx.Client(base_url=base, timeout=60) as client:
+        for scenario in chosen:
+            if scenario.name in FLOORS and scenario.beside is None:
+                response = client.get(scenario.path, headers=scenario.headers)
+                response.raise_for_status()
+                is_json = response.headers["content-type"].startswith("application/json")
+                suffix = ".json" if is_json else ".html"
+                (folder / (FLOORS[scenario.name] + suffix)).write_bytes(response.content)
+                saved.append(scenario.name)
+    return saved
+
+
 def start_reference(reference_url: str, data_dir: Path) -> tuple[subprocess.Popen, str]:
     """Serve the reference app (2 workers) beside Earful; an idle server costs no CPU."""
     port = free_port()
-    env = {**os.environ, "REFERENCE_DATABASE_URL": reference_url, "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "REFERENCE_DATABASE_URL": reference_url,
+        "REFERENCE_DOCUMENTS": str(data_dir / "documents"),
+        "PYTHONPATH": str(ROOT),
+    }
     run([str(BIN / "python"), "-m", "benchmarks.reference_app", "init"], env)
     server = subprocess.Popen(
         [
@@ -685,13 +727,22 @@ def _aim(ratio: float, target: float) -> str:
     return f"≥ {target:g} {'✓' if ratio >= target else '✗'}"
 
 
-def _table_row(label: str, row: Measure, ratio: float, target: float | None) -> str:
+def _floor_ratio(row: Measure, floor: Measure | None) -> str:
+    if floor is None or not floor.requests_per_second:
+        return ""
+    return f"{row.requests_per_second / floor.requests_per_second:.2f}"
+
+
+def _table_row(
+    label: str, row: Measure, ratio: float, target: float | None, floor: Measure | None = None
+) -> str:
     """A row of a size's table."""
     low = row.low.p50_ms if row.low else float("nan")
     aim = "" if target is None else _aim(ratio, target)
     return (
         f"| {label} | {row.requests_per_second:.0f} | {row.p50_ms:.1f} | {row.p99_ms:.1f} | "
-        f"{_number(low)} | {_number(ratio, 2)} | {aim} | {_number(row.cpu_ms, 2)} | {row.errors} |"
+        f"{_number(low)} | {_number(ratio, 2)} | {aim} | {_floor_ratio(row, floor)} | "
+        f"{_number(row.cpu_ms, 2)} | {row.errors} |"
     )
 
 
@@ -712,11 +763,14 @@ def stage_lines(stage: Stage) -> list[str]:
         seeded,
         "",
         f"| scenario | req/s | p50 ms | p99 ms | p50 ms at {LOW_CONNECTIONS} conn. | x reference | target "
-        "| worker CPU ms/req | errors |",
-        "|---|---:|---:|---:|---:|---:|---|---:|---:|",
+        "| x floor | worker CPU ms/req | errors |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
     lines += [
-        _table_row(row.scenario, row, _ratio(row, stage), TARGETS.get(row.scenario)) for row in stage.measures
+        _table_row(
+            row.scenario, row, _ratio(row, stage), TARGETS.get(row.scenario), stage.floors.get(row.scenario)
+        )
+        for row in stage.measures
     ]
     references = [
         ("*reference submit*", stage.reference),
@@ -724,6 +778,10 @@ def stage_lines(stage: Stage) -> list[str]:
         ("*reference ping*", stage.reference_ping),
     ]
     lines += [_table_row(label, row, 1.0, None) for label, row in references if row]
+    lines += [
+        _table_row(f"*floor of {name}*", floor, _ratio(floor, stage), None)
+        for name, floor in stage.floors.items()
+    ]
     for row in stage.measures:
         if row.beside:
             beside = row.beside
@@ -804,7 +862,10 @@ def write_results(runs: list[BackendRun]) -> None:
         "write, its list (fifty rows read through the ORM, returned as JSON) for those that read. Both",
         "are measured in turns with capture submit and the feedback list.",
         "Its ping endpoint (`GET /ping` answers `ok`) is the least any request costs here: no scenario",
-        "can have a lower p50 at the same connections.",
+        "can have a lower p50 at the same connections. *x floor* compares a read with the reference app",
+        "reading its fifty rows and then answering with Earful's own answer to that read, saved at the",
+        "start (a JSON document encoded again on every request, a page sent as it is): what a read",
+        "returning that much costs on this stack before any of Earful's work.",
         "",
         f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- Machine: {info['cores']} cores ({info['cpu']}), {info['memory']} RAM, {info['os']}",
@@ -826,10 +887,10 @@ def write_results(runs: list[BackendRun]) -> None:
 def main() -> int:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (make bench installs the Debian package)")
-    runs = [bench_backend("SQLite")]
-    if POSTGRES_URL:
+    runs = [bench_backend("SQLite")] if "sqlite" in BACKENDS else []
+    if POSTGRES_URL and "postgresql" in BACKENDS:
         runs.append(bench_backend("PostgreSQL"))
-    else:
+    elif not POSTGRES_URL:
         print("\nEARFUL_BENCH_POSTGRES_URL is not set: PostgreSQL skipped.")
     write_results(runs)
     return 0
