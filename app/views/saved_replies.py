@@ -13,21 +13,19 @@ The reply box of a thread offers them (app/views/threads.py: ``filled_saved_repl
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from quart import Blueprint, Response, flash, redirect, request, url_for
+from quart import Blueprint, Response, flash, redirect, request
 from quart.typing import ResponseReturnValue
 from wtforms import StringField, TextAreaField
 
 from app.errors import DomainError
 from app.links import logo_path
-from app.repositories.applications import ApplicationRow
-from app.repositories.organizations import OrganizationRow
 from app.repositories.saved_replies import SavedReplyRow
 from app.services import applications, organizations
 from app.services import saved_replies as service
+from app.views import places
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 
@@ -47,31 +45,10 @@ class SavedReplyForm(CSRFForm):
 
 
 @dataclass(frozen=True)
-class Place:
+class Place(places.Place["service.Scope"]):
     """Where saved replies live, as the pages show it: an application, or an organization."""
 
-    scope: service.Scope
-    application: ApplicationRow | None = None
-    organization: OrganizationRow | None = None
-
-    @property
-    def owner(self) -> dict[str, Any]:
-        """The route values naming the place."""
-        if self.application is not None:
-            return {"application_id": self.application.id}
-        assert self.organization is not None
-        return {"organization_id": self.organization.id}
-
-    def url(self, handler: str, **values: Any) -> str:
-        """The address of one of this module's handlers, in this place."""
-        return url_for(f"views.saved_replies.{handler}", **self.owner, **values)
-
-    @property
-    def name(self) -> str:
-        if self.application is not None:
-            return self.application.name
-        assert self.organization is not None
-        return self.organization.name
+    views = "views.saved_replies"
 
 
 async def _place(application_id: int | None, organization_id: int | None) -> Place:
@@ -85,18 +62,7 @@ async def _place(application_id: int | None, organization_id: int | None) -> Pla
     return Place(await service.organization_scope(agent, organization_id), organization=organization)
 
 
-Handler = TypeVar("Handler", bound=Callable[..., Any])
-
-
-def route(path: str, methods: tuple[str, ...] = ("GET",)) -> Callable[[Handler], Handler]:
-    """Register a handler under both places, with one endpoint name."""
-
-    def register(handler: Handler) -> Handler:
-        for prefix in ("/applications/<id:application_id>", "/organizations/<id:organization_id>"):
-            blueprint.add_url_rule(prefix + "/saved-replies" + path, view_func=handler, methods=list(methods))
-        return handler
-
-    return register
+route = places.routes_in_both_places(blueprint, "/saved-replies")
 
 
 async def _page_context(place: Place, **extra: Any) -> dict[str, object]:

@@ -17,10 +17,9 @@ by whoever holds it), and the next page of that endpoint shows the secret and fo
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from quart import Blueprint, Response, current_app, flash, redirect, request, session, url_for
 from quart.typing import ResponseReturnValue
@@ -49,6 +48,7 @@ from app.services.webhooks import endpoints as service
 from app.services.webhooks.delivery import shown_body
 from app.views import applications as applications_views
 from app.views import organizations as organizations_views
+from app.views import places
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import full_time, time_ago
@@ -119,24 +119,10 @@ def _settings() -> Settings:
 
 
 @dataclass(frozen=True)
-class Place:
+class Place(places.Place["service.Scope"]):
     """Where endpoints live, as the pages show it: an application, or an organization."""
 
-    scope: service.Scope
-    application: ApplicationRow | None = None
-    organization: OrganizationRow | None = None
-
-    @property
-    def owner(self) -> dict[str, Any]:
-        """The route values naming the place."""
-        if self.application is not None:
-            return {"application_id": self.application.id}
-        assert self.organization is not None
-        return {"organization_id": self.organization.id}
-
-    def url(self, handler: str, **values: Any) -> str:
-        """The address of one of this module's handlers, in this place."""
-        return url_for(f"views.webhooks.{handler}", **self.owner, **values)
+    views = "views.webhooks"
 
     @property
     def home(self) -> str:
@@ -146,13 +132,6 @@ class Place:
         else:
             page = url_for("views.organizations.show_organization", **self.owner)
         return page + "#webhooks"
-
-    @property
-    def name(self) -> str:
-        if self.application is not None:
-            return self.application.name
-        assert self.organization is not None
-        return self.organization.name
 
 
 async def _place(application_id: int | None, organization_id: int | None) -> Place:
@@ -166,18 +145,7 @@ async def _place(application_id: int | None, organization_id: int | None) -> Pla
     return Place(await service.organization_scope(agent, organization_id), organization=organization)
 
 
-Handler = TypeVar("Handler", bound=Callable[..., Any])
-
-
-def route(path: str, methods: tuple[str, ...] = ("GET",)) -> Callable[[Handler], Handler]:
-    """Register a handler under both places, with one endpoint name."""
-
-    def register(handler: Handler) -> Handler:
-        for prefix in ("/applications/<id:application_id>", "/organizations/<id:organization_id>"):
-            blueprint.add_url_rule(prefix + "/webhooks" + path, view_func=handler, methods=list(methods))
-        return handler
-
-    return register
+route = places.routes_in_both_places(blueprint, "/webhooks")
 
 
 # --- the card ----------------------------------------------------------------------------------
