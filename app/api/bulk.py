@@ -5,7 +5,7 @@ from __future__ import annotations
 from quart import Blueprint, Response
 
 from app.api.auth import current_user, require_scope
-from app.api.common import json_response, parse_id, read_body, settings
+from app.api.common import NOT_A_JSON_OBJECT, json_response, parse_id, read_body, settings
 from app.services import bulk
 from app.services.applications import get_application
 from app.services.storage import storage_for
@@ -20,7 +20,7 @@ async def bulk_feedback(application_id: str) -> Response:
     the feedback list's filters, in batches; answers what was done."""
     user = current_user()
     application = await get_application(user, parse_id(application_id, "Invalid application"))
-    asked = bulk.read_request(await read_body("The request body must be a JSON object."), user.id)
+    asked = bulk.read_request(await read_body(NOT_A_JSON_OBJECT), user.id)
     done = await bulk.run(
         user,
         application,

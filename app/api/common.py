@@ -12,6 +12,9 @@ from app.config import Settings
 from app.errors import NotFound, ValidationError
 from app.services.validation import MAX_ID, JsonRefused, decode_json, parse_int, storable, valid_id
 
+# The 400 of a write whose body is not a JSON object.
+NOT_A_JSON_OBJECT = "The request body must be a JSON object."
+
 
 def settings() -> Settings:
     """The settings of the running app."""

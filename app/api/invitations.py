@@ -9,7 +9,7 @@ from __future__ import annotations
 from quart import Blueprint, Response
 
 from app.api.auth import current_user, require_scope
-from app.api.common import json_response, parse_id, read_body
+from app.api.common import NOT_A_JSON_OBJECT, json_response, parse_id, read_body
 from app.repositories.organizations import OrganizationRow
 from app.representations import invitation_json
 from app.services import invitations
@@ -40,7 +40,7 @@ async def create_invitation(organization_id: str) -> Response:
     """Invite an address with a role (owners only): 201 with the link, which no other answer
     shows; it is also e-mailed to the address when e-mail goes out (``emailed``)."""
     organization = await _organization(organization_id)
-    body = await read_body("The request body must be a JSON object.")
+    body = await read_body(NOT_A_JSON_OBJECT)
     made = await invitations.invite(
         current_user(), organization, body.get("email"), body.get("role", "agent")
     )

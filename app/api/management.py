@@ -5,7 +5,7 @@ from __future__ import annotations
 from quart import Blueprint, Response, request
 
 from app.api.auth import current_user, require_scope
-from app.api.common import form_to_dict, json_response, parse_id, read_body, settings
+from app.api.common import NOT_A_JSON_OBJECT, form_to_dict, json_response, parse_id, read_body, settings
 from app.errors import ValidationError
 from app.representations import application_json, organization_json, tag_json, user_json
 from app.services import applications as applications_service
@@ -62,7 +62,7 @@ async def _application_input() -> tuple[dict[str, object], IncomingFile | None]:
             return fields, IncomingFile(upload.filename, upload.read())
         return fields, None
     if request.mimetype == "application/json":
-        body = await read_body("The request body must be a JSON object.")
+        body = await read_body(NOT_A_JSON_OBJECT)
         if "logo" in body:
             raise ValidationError("The logo field must be a file; send the request as multipart/form-data.")
         return body, None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from quart import Blueprint, Response
 
 from app.api.auth import current_user, require_scope
-from app.api.common import json_response, parse_id, read_body
+from app.api.common import NOT_A_JSON_OBJECT, json_response, parse_id, read_body
 from app.repositories.applications import ApplicationRow
 from app.services import notifications
 from app.services.applications import get_application
@@ -32,6 +32,6 @@ async def show_notification_settings(application_id: str) -> Response:
 async def update_notification_settings(application_id: str) -> Response:
     """Record the agent's mode for the application (JSON or a form with ``mode``)."""
     application = await _application(application_id)
-    body = await read_body("The request body must be a JSON object.")
+    body = await read_body(NOT_A_JSON_OBJECT)
     mode = await notifications.set_mode(current_user(), application, body.get("mode"))
     return json_response({"data": {"mode": mode}})

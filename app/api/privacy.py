@@ -7,7 +7,7 @@ from typing import Any
 from quart import Blueprint, Response, request
 
 from app.api.auth import current_user, require_scope
-from app.api.common import json_response, read_body, settings
+from app.api.common import NOT_A_JSON_OBJECT, json_response, read_body, settings
 from app.links import attachment_path
 from app.repositories.attachments import AttachmentRow
 from app.repositories.audit import AuditRow
@@ -36,7 +36,7 @@ def _attachment_url(attachment: AttachmentRow) -> str:
 @blueprint.post("/people/erase")
 @require_scope("write")
 async def erase_person() -> Response:
-    body = await read_body("The request body must be a JSON object.")
+    body = await read_body(NOT_A_JSON_OBJECT)
     counts = await erasure.erase_person(
         current_user(), body.get("email"), body.get("application_id"), storage=storage_for(settings())
     )

@@ -9,12 +9,11 @@ and ``/organizations/<id>/saved-replies...``, served by the same handler;
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from quart import Blueprint, Response
 
-from app.api.auth import Handler, current_user, require_scope
-from app.api.common import json_response, parse_id, read_body
+from app.api.auth import current_user, require_scope
+from app.api.common import NOT_A_JSON_OBJECT, json_response, parse_id, read_body
+from app.api.owners import routes_under_both_owners
 from app.repositories.saved_replies import SavedReplyRow
 from app.representations import filled_reply_json, saved_reply_json
 from app.services import saved_replies
@@ -24,23 +23,7 @@ from app.services.saved_replies import INVALID_SAVED_REPLY, Scope
 
 blueprint = Blueprint("saved_replies", __name__)
 
-INVALID_BODY = "The request body must be a JSON object."
-# Where saved replies live: (path prefix, the name its routes' endpoints start with).
-OWNERS = (
-    ("/applications/<application_id>/saved-replies", "application"),
-    ("/organizations/<organization_id>/saved-replies", "organization"),
-)
-
-
-def route(rule: str, method: str) -> Callable[[Handler], Handler]:
-    """Serve the handler at ``rule`` under both owners (``application_list_saved_replies``, ...)."""
-
-    def register(handler: Handler) -> Handler:
-        for prefix, owner in OWNERS:
-            blueprint.add_url_rule(prefix + rule, f"{owner}_{handler.__name__}", handler, methods=[method])
-        return handler
-
-    return register
+route = routes_under_both_owners(blueprint, "/saved-replies")
 
 
 async def _scope(owner: dict[str, str]) -> Scope:
@@ -73,7 +56,7 @@ async def list_saved_replies(**owner: str) -> Response:
 async def create_saved_reply(**owner: str) -> Response:
     """A new saved reply: 201."""
     scope = await _scope(owner)
-    body = await read_body(INVALID_BODY)
+    body = await read_body(NOT_A_JSON_OBJECT)
     saved = await saved_replies.create_saved_reply(current_user(), scope, body)
     return json_response({"data": saved_reply_json(saved)}, 201)
 
@@ -90,7 +73,7 @@ async def show_saved_reply(saved_reply_id: str, **owner: str) -> Response:
 async def update_saved_reply(saved_reply_id: str, **owner: str) -> Response:
     """Change the fields sent; the other keeps its value."""
     scope, saved = await _saved_reply(owner, saved_reply_id)
-    body = await read_body(INVALID_BODY)
+    body = await read_body(NOT_A_JSON_OBJECT)
     changed = await saved_replies.update_saved_reply(scope, saved, body)
     return json_response({"data": saved_reply_json(changed)})
 

@@ -7,7 +7,7 @@ from typing import Any
 from quart import Blueprint, Response
 
 from app.api.auth import current_user, require_scope
-from app.api.common import json_response, parse_id, read_body, settings
+from app.api.common import NOT_A_JSON_OBJECT, json_response, parse_id, read_body, settings
 from app.repositories.applications import ApplicationRow
 from app.repositories.blocklist import BlockedRow
 from app.representations import timestamp
@@ -44,7 +44,7 @@ async def add_to_blocklist(application_id: str) -> Response:
     """Block an address, a domain or a network: 201 with the new entry, 200 with the entry the
     list already had."""
     application = await _application(application_id)
-    body = await read_body("The request body must be a JSON object.")
+    body = await read_body(NOT_A_JSON_OBJECT)
     entry, created = await blocklist.add_entry(application, body.get("value"))
     return json_response({"data": entry_json(entry)}, 201 if created else 200)
 

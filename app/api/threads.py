@@ -7,7 +7,7 @@ from datetime import date, datetime
 from quart import Blueprint, Response, request
 
 from app.api.auth import current_user, require_scope
-from app.api.common import parse_id, query_int, read_body, settings
+from app.api.common import NOT_A_JSON_OBJECT, parse_id, query_int, read_body, settings
 from app.api.management import data
 from app.errors import ValidationError
 from app.repositories.applications import ApplicationRow
@@ -24,8 +24,6 @@ from app.services.thread_filters import parse_filters
 from app.services.validation import parse_bool
 
 blueprint = Blueprint("threads", __name__)
-
-INVALID_BODY = "The request body must be a JSON object."
 
 
 async def _application(application_id: str) -> ApplicationRow:
@@ -84,7 +82,7 @@ async def show_feedback(application_id: str, feedback_id: str) -> Response:
 @require_scope("write")
 async def update_feedback(application_id: str, feedback_id: str) -> Response:
     application, thread = await _thread(application_id, feedback_id)
-    body = await read_body(INVALID_BODY)
+    body = await read_body(NOT_A_JSON_OBJECT)
     if not {"archived", "sentiment", "assignee_id"} & set(body):
         raise ValidationError("Nothing sent to update")
     archived = None
@@ -122,7 +120,7 @@ async def delete_feedback_selection(application_id: str) -> Response:
     """Delete several threads in one transaction (``{"feedback_ids": [...]}``); ids that are not
     the application's threads are ignored, so the answer says how many went."""
     application = await _application(application_id)
-    body = await read_body(INVALID_BODY)
+    body = await read_body(NOT_A_JSON_OBJECT)
     if "feedback_ids" not in body:
         raise ValidationError("The feedback ids field is required.")
     values = body["feedback_ids"]
@@ -136,7 +134,7 @@ async def delete_feedback_selection(application_id: str) -> Response:
 @require_scope("write")
 async def create_reply(application_id: str, feedback_id: str) -> Response:
     application, thread = await _thread(application_id, feedback_id)
-    body = await read_body(INVALID_BODY)
+    body = await read_body(NOT_A_JSON_OBJECT)
     await replies_service.create_agent_reply(
         current_user(), application, thread, body.get("message"), body.get("type")
     )

@@ -9,12 +9,11 @@ Every operation exists under both owners, ``/applications/<id>/webhooks...`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from quart import Blueprint, Response, request
 
-from app.api.auth import Handler, current_user, require_scope
-from app.api.common import json_response, parse_id, query_int, read_body, settings
+from app.api.auth import current_user, require_scope
+from app.api.common import NOT_A_JSON_OBJECT, json_response, parse_id, query_int, read_body, settings
+from app.api.owners import routes_under_both_owners
 from app.repositories.webhooks import EndpointRow
 from app.representations import delivery_json, webhook_json
 from app.services.applications import get_application
@@ -23,23 +22,7 @@ from app.services.webhooks.endpoints import INVALID_DELIVERY, INVALID_WEBHOOK, L
 
 blueprint = Blueprint("webhooks", __name__)
 
-INVALID_BODY = "The request body must be a JSON object."
-# Where webhooks live: (path prefix, the name its routes' endpoints start with).
-OWNERS = (
-    ("/applications/<application_id>/webhooks", "application"),
-    ("/organizations/<organization_id>/webhooks", "organization"),
-)
-
-
-def route(rule: str, method: str) -> Callable[[Handler], Handler]:
-    """Serve the handler at ``rule`` under both owners (``application_list_webhooks``, ...)."""
-
-    def register(handler: Handler) -> Handler:
-        for prefix, owner in OWNERS:
-            blueprint.add_url_rule(prefix + rule, f"{owner}_{handler.__name__}", handler, methods=[method])
-        return handler
-
-    return register
+route = routes_under_both_owners(blueprint, "/webhooks")
 
 
 async def _scope(owner: dict[str, str]) -> Scope:
@@ -83,7 +66,7 @@ async def list_webhooks(**owner: str) -> Response:
 async def create_webhook(**owner: str) -> Response:
     """A new endpoint: 201 with its secret, which no other answer shows."""
     scope = await _scope(owner)
-    body = await read_body(INVALID_BODY)
+    body = await read_body(NOT_A_JSON_OBJECT)
     endpoint, secret = await endpoints.create_endpoint(current_user(), scope, body, settings())
     return json_response({"data": _with_secret(endpoint, secret)}, 201)
 
@@ -100,7 +83,7 @@ async def show_webhook(webhook_id: str, **owner: str) -> Response:
 async def update_webhook(webhook_id: str, **owner: str) -> Response:
     """Change the fields sent; the others keep their value."""
     scope, endpoint = await _endpoint(owner, webhook_id)
-    body = await read_body(INVALID_BODY)
+    body = await read_body(NOT_A_JSON_OBJECT)
     updated = await endpoints.update_endpoint(scope, endpoint, body, settings())
     return json_response({"data": webhook_json(updated)})
 
