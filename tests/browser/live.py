@@ -31,6 +31,23 @@ CHROMIUM_ARGS = [
 ]
 
 
+@dataclass
+class Agent:
+    """An agent of a live site: their e-mail, an API token and an application of theirs."""
+
+    email: str
+    token: str
+    application: dict[str, Any]
+
+    @property
+    def app_id(self) -> int:
+        return int(self.application["id"])
+
+    @property
+    def inbox(self) -> str:
+        return f"/app/applications/{self.app_id}/feedback"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from tests.browser.conftest import (
     sign_in,
     watch_console,
 )
-from tests.browser.live import LiveSite
+from tests.browser.live import Agent, LiveSite
 
 TEAM_EMAIL = "inbox-team@example.com"
 FREE_EMAIL = "inbox-free@example.com"
@@ -34,17 +33,6 @@ SEEDED = [
 ]
 
 _serial = itertools.count(1)
-
-
-@dataclass
-class Agent:
-    email: str
-    token: str
-    application: dict[str, Any]
-
-    @property
-    def app_id(self) -> int:
-        return self.application["id"]
 
 
 def threads_of(site: LiveSite, agent: Agent, archived: bool = False) -> list[dict[str, Any]]:

@@ -15,8 +15,6 @@ import os
 import signal
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import httpx
 import pytest
@@ -30,7 +28,7 @@ from tests.browser.conftest import (
     sign_in,
     watch_console,
 )
-from tests.browser.live import LiveSite, live_site
+from tests.browser.live import Agent, LiveSite, live_site
 from tests.conftest import POSTGRES_ENV, create_postgres_database, drop_postgres_database
 
 APPEARS_WITHIN_MS = 2000
@@ -65,17 +63,6 @@ def postgres_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite
 @pytest.fixture(params=["sqlite", "postgres"])
 def any_site(request: pytest.FixtureRequest) -> LiveSite:
     return request.getfixturevalue(f"{request.param}_site")
-
-
-@dataclass
-class Agent:
-    email: str
-    token: str
-    application: dict[str, Any]
-
-    @property
-    def inbox(self) -> str:
-        return f"/app/applications/{self.application['id']}/feedback"
 
 
 def make_agent(site: LiveSite, name: str = "Live Agent") -> Agent:
