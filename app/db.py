@@ -7,14 +7,12 @@ app.db_clients); every statement is written in app.repositories.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import functools
 import importlib
 import os
 import pkgutil
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -22,11 +20,12 @@ from typing import Any, ParamSpec, TypeVar
 from tortoise import Tortoise, connections
 from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
 from tortoise.backends.base.config_generator import expand_db_url
-from tortoise.backends.sqlite.client import SqliteClient
 from tortoise.migrations.api.migrate import migrate
 from tortoise.transactions import in_transaction
 
 from app.private_files import create_private_file
+from app.search_db import AttachesSearch, close_search_database, open_search_database, search_file
+from app.writer_queue import WriterQueue
 
 T = TypeVar("T")
 
@@ -92,11 +91,13 @@ def sqlite_file(database_url: str) -> Path | None:
 
 
 def ensure_sqlite_directory(database_url: str) -> None:
-    """Create the folder and the file of a SQLite database, private to this user (see
-    app/private_files.py), so that the first connection opens it and never creates it 0644."""
+    """Create the folder and the file of a SQLite database and of its search database
+    (app.search_db), private to this user (see app/private_files.py), so that the first
+    connection opens them and never creates them 0644."""
     path = sqlite_file(database_url)
     if path is not None:
         create_private_file(path)
+        create_private_file(search_file(path))
 
 
 async def upgrade_database(database_url: str) -> None:
@@ -138,14 +139,15 @@ def opened_dialect() -> str | None:
 
 async def open_database(database_url: str) -> None:
     """Initialise the ORM for a serving process (see stack notes §1 for the global fallback),
-    and on a SQLite file the reading connection."""
+    and on a SQLite file the reading connection and the search indexer's (app.search_db)."""
     ensure_sqlite_directory(database_url)
     await Tortoise.init(config=tortoise_config(database_url, guarded=True), _enable_global_fallback=True)
     _opened["dialect"] = connections.get("default").capabilities.dialect
     if _is_sqlite_file(database_url):
-        reader = SqliteClient(connection_name="reader", **expand_db_url(database_url)["credentials"])
+        reader = AttachesSearch(connection_name="reader", **expand_db_url(database_url)["credentials"])
         await reader.create_connection(with_db=True)
         _reader["sqlite"] = reader
+        await open_search_database(database_url)
 
 
 def reading_connection() -> BaseDBAsyncClient:
@@ -156,60 +158,23 @@ def reading_connection() -> BaseDBAsyncClient:
 
 
 async def close_database() -> None:
-    """Close the ORM's connections of this process, and the reading connection."""
+    """Close the ORM's connections of this process, the reading connection and the indexer's."""
     _opened.pop("dialect", None)
+    await close_search_database()
     reader = _reader.pop("sqlite", None)
     if reader is not None:
         await reader.close()
     await Tortoise.close_connections()
 
 
-class _WriterQueue:
-    """Worker processes queue for SQLite's write lock on a kernel lock instead of polling.
-
-    Two workers writing to one SQLite file: the one that finds the database locked sleeps in
-    SQLite's busy handler (1, 2, 5, 10 ... 100 ms steps) and retries, so a write that waited
-    once often waits far longer than the writer before it took. Taking an ``flock`` on a file
-    beside the database first makes the kernel wake the next writer the moment the lock is
-    released. PostgreSQL (row locks) and in-memory databases need none of this.
-    """
-
-    def __init__(self) -> None:
-        self._files: dict[str, int] = {}
-        self._local: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def _descriptor(self) -> int | None:
-        client = connections.get("default")
-        path = getattr(client, "filename", None)
-        if client.capabilities.dialect != "sqlite" or not path or path == ":memory:":
-            return None
-        if path not in self._files:
-            self._files[path] = os.open(f"{path}.writers", os.O_RDWR | os.O_CREAT, 0o600)
-        return self._files[path]
-
-    @asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
-        """Hold the database's writer lock for the block (nothing to hold on PostgreSQL).
-
-        An ``flock`` belongs to the open file, which the tasks of a process share, so they
-        first queue on an asyncio lock of their own.
-        """
-        descriptor = self._descriptor()
-        if descriptor is None:
-            yield
-            return
-        local = self._local.setdefault(asyncio.get_running_loop(), asyncio.Lock())
-        async with local:
-            await asyncio.to_thread(fcntl.flock, descriptor, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(descriptor, fcntl.LOCK_UN)
+def _main_database_file() -> str | None:
+    client = connections.get("default")
+    if client.capabilities.dialect != "sqlite":
+        return None
+    return getattr(client, "filename", None)
 
 
-writer_queue = _WriterQueue()
+writer_queue = WriterQueue(_main_database_file)
 
 
 async def atomic(work: Callable[[], Awaitable[T]]) -> T:
@@ -218,7 +183,7 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
     Quart cancels a handler when its client disconnects; on SQLite a transaction cancelled
     half-way can leave the connection lock held for good (stack notes §3). Shielding lets the
     unit finish (commit or roll back) on its own. On SQLite a unit first waits for its turn
-    among the writers of every worker (:class:`_WriterQueue`), and every write waits there (the
+    among the writers of every worker (:class:`WriterQueue`), and every write waits there (the
     app's connections refuse writes outside a transaction: app.db_clients), so no other worker
     commits while the unit runs and it may read before it writes. A unit nested in another (a
     savepoint) already has its turn.
@@ -277,7 +242,6 @@ def in_open_transaction() -> bool:
 
 def _cli_database_url() -> str:
     """Database of the ``tortoise`` command-line tool (``make migration``)."""
-    import os
 
     from app.config import sqlite_url
 

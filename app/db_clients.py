@@ -22,6 +22,8 @@ from tortoise.backends.asyncpg.client import AsyncpgDBClient
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.backends.sqlite.client import SqliteClient
 
+from app.search_db import AttachesSearch
+
 _WRITE = re.compile(
     r"^\s*(?:INSERT|UPDATE|DELETE|REPLACE)\b|^\s*WITH\b.*\b(?:INSERT|UPDATE|DELETE)\b", re.I | re.S
 )
@@ -62,8 +64,9 @@ class WriteGuard(BaseDBAsyncClient):
         await super().execute_script(query)
 
 
-class GuardedSqliteClient(WriteGuard, SqliteClient):
-    """SQLite: reads as usual; writes only inside a transaction."""
+class GuardedSqliteClient(WriteGuard, AttachesSearch):
+    """SQLite: reads as usual (the search file attached: app.search_db); writes only inside a
+    transaction."""
 
 
 class GuardedAsyncpgClient(WriteGuard, AsyncpgDBClient):

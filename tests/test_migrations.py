@@ -155,15 +155,11 @@ async def test_models_and_migrations_agree(tmp_path):
 
 
 def search_tables(database_url: str) -> set[str]:
-    """On SQLite, the FTS5 tables of the inbox search, the tables FTS5 keeps for each, and how
-    far they are filled."""
+    """On SQLite, the removals the search file has yet to apply (its own tables are in the file
+    of its own, app.search_db)."""
     if not database_url.startswith("sqlite://"):
         return set()
-    return {"search_progress"} | {
-        f"{name}{suffix}"
-        for name in ("feedback_search", "members_search")
-        for suffix in ("", "_data", "_idx", "_docsize", "_config")
-    }
+    return {"search_removals"}
 
 
 async def test_upgrade_builds_every_table_on_an_empty_database(empty_database):
@@ -365,3 +361,53 @@ async def test_upgrade_makes_the_earliest_member_of_each_organization_its_owner(
         ["Shared", "ann@example.com", "agent"],
         ["Shared", "cid@example.com", "agent"],
     ]
+
+
+SEARCH_FILE_SCRIPT = (
+    """
+import asyncio, json, sqlite3, sys
+from tortoise import Tortoise, connections
+from tortoise.migrations.api.migrate import migrate
+from app.db import atomic, close_database, ensure_sqlite_directory, open_database, sqlite_file
+from app.db import tortoise_config, upgrade_database
+from app.services import search
+from app.services.inbox import search_threads
+from tests.factories import make_user
+"""
+    + OLD_APPLICATION
+    + OLD_THREAD
+    + """
+async def main(url):
+    ensure_sqlite_directory(url)
+    await migrate(config=tortoise_config(url), target="models.0017_saved_replies")
+    await Tortoise.close_connections()
+    await open_database(url)
+    application = await old_application()
+    await old_thread(application)
+    # As the indexer before 0018 left it: the thread in the main file's FTS5 table.
+    await atomic(lambda: connections.get("default").execute_script(
+        "INSERT INTO feedback_search(feedback_search) VALUES ('rebuild'); "
+        "UPDATE search_progress SET last_id = (SELECT max(id) FROM feedback) WHERE name = 'feedback'"))
+    await close_database()
+    await upgrade_database(url)
+    await open_database(url)
+    page = await search_threads(application, query="feedback")
+    looked_up = await search.look_up(application.id, False, "feedback", None)
+    await close_database()
+    main = sqlite3.connect(sqlite_file(url))
+    left = main.execute("SELECT name FROM sqlite_master WHERE name LIKE '%search%' AND type = 'table'")
+    found = [row.thread.message for row in page.rows]
+    print(json.dumps({"found": found, "indexed": len(looked_up.ids), "main": sorted(r[0] for r in left)}))
+
+asyncio.run(main(sys.argv[1]))
+"""
+)
+
+
+async def test_upgrade_moves_the_sqlite_search_index_to_its_own_file(empty_database):
+    if not empty_database.startswith("sqlite://"):
+        pytest.skip("PostgreSQL keeps its trigram indexes in the database")
+
+    output = json.loads((await run_python(SEARCH_FILE_SCRIPT, empty_database)).strip().splitlines()[-1])
+
+    assert output == {"found": ["Old feedback"], "indexed": 1, "main": ["search_removals"]}

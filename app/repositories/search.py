@@ -1,5 +1,6 @@
-"""The statements of the inbox's text search: the plain scan, and the trigram indexes (FTS5 tables
-on SQLite, filled in batches; pg_trgm GIN indexes on PostgreSQL). See app.services.search."""
+"""The statements of the inbox's text search: the plain scan, and the look-ups in the trigram
+indexes (FTS5 tables of SQLite's search file, filled by app.repositories.search_index; pg_trgm
+GIN indexes on PostgreSQL). See app.services.search."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from tortoise.filters import escape_like
 from tortoise.transactions import in_transaction
 
-from app.repositories.sql import change, parameters, postgres, script, select, select_one
+from app.repositories.sql import parameters, postgres, script, select, select_one
 from app.repositories.threads import id_condition, newest_first
 
 # The plain scan of an inbox page (``f`` the thread, ``m`` its sender): the message, the
@@ -24,14 +25,14 @@ _NO_CURSOR = 2**63 - 1
 # CROSS JOIN fixes the join order: SQLite would otherwise scan the application's threads and
 # probe the index once per thread whenever its statistics make that look cheaper.
 _SQLITE_MESSAGE_MATCHES = (
-    "SELECT s.rowid AS id FROM feedback_search s CROSS JOIN feedback f ON f.id = s.rowid "
+    "SELECT s.rowid AS id FROM search.feedback_search s CROSS JOIN feedback f ON f.id = s.rowid "
     "WHERE s.message LIKE {} AND f.application_id = {} AND f.archived = {} AND s.rowid < {} "
     "ORDER BY s.rowid DESC LIMIT {}"
 )
 _SQLITE_SENDER_MATCHES = (
-    "SELECT id FROM (SELECT m.id FROM members_search s CROSS JOIN members m ON m.id = s.rowid "
+    "SELECT id FROM (SELECT m.id FROM search.members_search s CROSS JOIN members m ON m.id = s.rowid "
     "WHERE s.email LIKE {} AND m.application_id = {} LIMIT {}) "
-    "UNION SELECT id FROM (SELECT m.id FROM members_search s CROSS JOIN members m ON m.id = s.rowid "
+    "UNION SELECT id FROM (SELECT m.id FROM search.members_search s CROSS JOIN members m ON m.id = s.rowid "
     "WHERE s.name LIKE {} AND m.application_id = {} LIMIT {})"
 )
 _POSTGRES_SENDER_MATCHES = (
@@ -39,7 +40,6 @@ _POSTGRES_SENDER_MATCHES = (
     "AND (UPPER(CAST(email AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\' "
     "OR UPPER(CAST(name AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\') LIMIT {}"
 )
-_INDEXED = {"feedback": ("feedback_search", "message"), "members": ("members_search", "email, name")}
 
 
 def contains_pattern(text: str) -> str:
@@ -143,48 +143,3 @@ async def candidates(
     async with in_transaction():  # SET LOCAL lasts until the end of the transaction
         await script("SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = off")
         return await _candidates(application_id, archived, text, before, limit, max_senders)
-
-
-# SQLite's FTS5 tables, filled in batches ----------------------------------------------------
-
-
-async def unindexed(table: str) -> bool:
-    """Whether ``table`` (feedback or members) has rows its FTS5 table lacks."""
-    row = await select_one(
-        f"SELECT 1 AS one FROM {table} "
-        "WHERE id > (SELECT last_id FROM search_progress WHERE name = {}) LIMIT 1",
-        [table],
-    )
-    return row is not None
-
-
-async def index_batch(table: str, batch: int) -> int:
-    """Add the next ``batch`` rows of ``table`` to its FTS5 table (inside a transaction); how many."""
-    search_table, indexed_columns = _INDEXED[table]
-    next_rows = (
-        f"SELECT id FROM {table} WHERE id > (SELECT last_id FROM search_progress WHERE name = {{}}) "
-        "ORDER BY id LIMIT {}"
-    )
-    added = await change(
-        f"INSERT INTO {search_table} (rowid, {indexed_columns}) SELECT id, {indexed_columns} FROM {table} "
-        f"WHERE id IN ({next_rows})",
-        [table, batch],
-    )
-    await change(
-        f"UPDATE search_progress SET last_id = coalesce((SELECT max(id) FROM ({next_rows})), last_id) "
-        "WHERE name = {}",
-        [table, batch, table],
-    )
-    return added
-
-
-INDEXED_TABLES = tuple(_INDEXED)
-# FTS5's own default: segments are merged as they accumulate, four of a level at a time.
-DEFAULT_AUTOMERGE = 4
-
-
-async def set_automerge(level: int) -> None:
-    """FTS5's automatic merging of index segments for both search tables (0 pauses it; inside a
-    transaction). The setting is kept in the database."""
-    for search_table, _ in _INDEXED.values():
-        await change(f"INSERT INTO {search_table} ({search_table}, rank) VALUES ('automerge', {{}})", [level])

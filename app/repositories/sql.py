@@ -73,6 +73,11 @@ async def select(template: str, values: Sequence[object] = ()) -> list[Row]:
     client = connections.get("default")  # looked up once: each lookup walks Tortoise's context
     if not isinstance(client, TransactionalDBClient):
         client = reading_connection()
+    return await select_on(client, template, values)
+
+
+async def select_on(client: BaseDBAsyncClient, template: str, values: Sequence[object] = ()) -> list[Row]:
+    """The rows of a query on a given connection (the search indexer's: app.search_db)."""
     _, rows = await client.execute_query(_statement(template, len(values), client), list(values))
     return _rows(rows)
 
@@ -93,15 +98,20 @@ def _writer() -> BaseDBAsyncClient:
 async def change(template: str, values: Sequence[object] = ()) -> int:
     """Run an INSERT, UPDATE or DELETE; how many rows it changed."""
     client = _writer()
-    statement = _statement(template, len(values), client)
     if client.capabilities.dialect == "postgres":
+        statement = _statement(template, len(values), client)
         # The command tag ends with the count ("UPDATE 3", "INSERT 0 1"); Tortoise's client reads
         # the second word, the OID of an INSERT.
         async with client.acquire_connection() as connection:
             client.log.debug("%s: %s", statement, values)  # as Tortoise logs every statement
             tag = await connection.execute(statement, *values)
         return int(tag.rsplit(" ", 1)[-1]) if tag and tag.rsplit(" ", 1)[-1].isdigit() else 0
-    changed, _ = await client.execute_query(statement, list(values))
+    return await change_on(client, template, values)
+
+
+async def change_on(client: BaseDBAsyncClient, template: str, values: Sequence[object] = ()) -> int:
+    """:func:`change` on a given SQLite connection in a transaction (the search indexer's)."""
+    changed, _ = await client.execute_query(_statement(template, len(values), client), list(values))
     return int(changed)
 
 

@@ -16,8 +16,12 @@ searches in two ways, each bounded:
 
 On SQLite, new threads and senders reach the FTS5 tables in batches (:func:`index_new_rows`),
 not in the capture transaction, where an FTS5 insert cost a large share of SQLite's submit
-throughput (benchmarks/notes.md). Every web worker runs :func:`run_indexer`, and a look-up
-first indexes whatever is left, so a search never misses a thread. (PostgreSQL's GIN indexes
+throughput (benchmarks/notes.md). The tables live in a database file of their own
+(app.search_db), so that the indexer's work, FTS5's merges above all, never holds the main
+file's write lock. Every web worker runs :func:`run_indexer`, and a look-up first indexes
+whatever is left, so a search never misses a thread, nor finds one by text it no longer has.
+When more is left than a look-up should wait for (a search file being built after an upgrade,
+or a large deletion being applied), the search scans instead. (PostgreSQL's GIN indexes
 take new rows into a pending list, cheaply, in the capture transaction itself.)
 
 PostgreSQL guesses the number of rows a ``LIKE '%text%'`` matches from the pattern's length
@@ -33,8 +37,9 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
+from app import search_db
 from app.db import transactional
-from app.repositories import search
+from app.repositories import search, search_index
 from app.repositories.sql import postgres
 
 logger = logging.getLogger("earful.search")
@@ -43,10 +48,14 @@ SCAN_WINDOW = 2000
 MAX_CANDIDATES = 2000
 MAX_SENDERS = 1000
 MIN_INDEXED_LENGTH = 3
-# A batch holds SQLite's write lock while FTS5 takes it in, so batches stay small and frequent
-# (benchmarks/notes.md has the measurements behind these two).
+# A batch holds the search file's write lock, which a look-up catching up waits for, so batches
+# stay small and frequent (benchmarks/notes.md has the measurements behind these two).
 INDEX_BATCH = 500
 INDEX_INTERVAL = 0.25
+# How often an index beside a bulk load looks for rows the load committed.
+BULK_INDEX_INTERVAL = 0.5
+# The most rows (or removals) a look-up indexes before it reads the index: about ten batches.
+CATCH_UP = 5000
 
 
 @dataclass
@@ -68,49 +77,97 @@ async def scan_window_floor(application_id: int, archived: bool, before: int | N
     return await search.scan_window_floor(application_id, archived, before, SCAN_WINDOW)
 
 
-@transactional
-async def _index_batch(table: str, batch: int) -> int:
-    """Add the next ``batch`` rows of ``table`` to its FTS5 table, in one transaction; the
-    writers' queue orders every write, so ids committed later are always greater."""
-    return await search.index_batch(table, batch)
+async def _prepared() -> None:
+    """Create the search file's tables on the first use in this process (app.search_db)."""
+    if not search_db.prepared():
+        if await search_db.indexing(search_index.prepare):
+            logger.info("search: the search file is new or was rebuilt; indexing every thread")
+        search_db.mark_prepared()
+
+
+async def _index_table(table: str, batch: int) -> int:
+    return await search_db.indexing(lambda client: search_index.index_batch(client, table, batch))
+
+
+async def _apply_removals(batch: int) -> int:
+    return await search_db.indexing(lambda client: search_index.apply_removals(client, batch))
 
 
 async def index_new_rows(batch: int = INDEX_BATCH) -> int:
-    """Add every thread and sender not yet in the SQLite search tables, ``batch`` rows per
-    transaction; how many were added.
+    """Bring the SQLite search file up to date, ``batch`` rows per transaction: add every
+    thread and sender not yet in it, and apply every removal; how many rows and removals.
 
     A no-op on PostgreSQL. Reads first, so an idle server does not write four times a second.
     """
-    if postgres():
+    if not search_db.available():
         return 0
-    added = 0
-    for table in search.INDEXED_TABLES:
-        while await search.unindexed(table):
-            added += await _index_batch(table, batch)
-    return added
+    await _prepared()
+    return await _index_backlog(await search_index.backlog(1), batch)
+
+
+async def _index_backlog(waiting: dict[str, int], batch: int) -> int:
+    done = 0
+    while any(waiting.values()):
+        for table in search_index.INDEXED_TABLES:
+            if waiting[table]:
+                done += await _index_table(table, batch)
+        if waiting[search_index.REMOVALS]:
+            removed = await _apply_removals(batch)
+            done += removed
+            await _forget_applied_removals()
+        waiting = await search_index.backlog(1)
+    return done
 
 
 @transactional
-async def _set_automerge(level: int) -> None:
-    await search.set_automerge(level)
+async def _forget_applied_removals() -> None:
+    await search_index.forget_applied_removals()
 
 
-async def index_in_bulk(batch: int) -> int:
-    """:func:`index_new_rows` after a bulk load (``earful seed``), with FTS5's automatic merging
+async def _catch_up() -> bool:
+    """Index what is left when it is at most CATCH_UP rows of each kind; whether the search
+    file is now up to date."""
+    await _prepared()
+    waiting = await search_index.backlog(CATCH_UP + 1)
+    if max(waiting.values()) > CATCH_UP:
+        return False
+    await _index_backlog(waiting, INDEX_BATCH)
+    return True
+
+
+async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
+    """:func:`index_new_rows` for a bulk load (``earful seed``), with FTS5's automatic merging
     of segments paused while it runs: at seven million threads, indexing the next 100,000 took
-    30 s with it and 6-7 s without. It is on again afterwards, and merges as new rows come."""
-    if postgres():
+    30 s with it and 6-7 s without. It is on again afterwards, and merges as new rows come.
+
+    With ``loaded`` it runs beside the load, which the search file's write lock of its own
+    allows: it indexes what the load has committed, in id order, and returns once ``loaded``
+    is set and everything is indexed.
+    """
+    if not search_db.available():
         return 0
-    await _set_automerge(0)
+    await _prepared()
+    await search_db.indexing(lambda client: search_index.set_automerge(client, 0))
     try:
-        return await index_new_rows(batch)
+        done = 0
+        while True:
+            last_pass = loaded is None or loaded.is_set()
+            added = await index_new_rows(batch)
+            done += added
+            if last_pass:
+                return done
+            if not added and loaded is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(loaded.wait(), BULK_INDEX_INTERVAL)
     finally:
-        await _set_automerge(search.DEFAULT_AUTOMERGE)
+        await search_db.indexing(
+            lambda client: search_index.set_automerge(client, search_index.DEFAULT_AUTOMERGE)
+        )
 
 
 async def run_indexer(stop: asyncio.Event) -> None:
     """Index new rows every INDEX_INTERVAL seconds until ``stop`` is set (SQLite only)."""
-    if postgres():
+    if not search_db.available():
         return
     while not stop.is_set():
         try:
@@ -127,10 +184,10 @@ async def look_up(application_id: int, archived: bool, text: str, before: int | 
 
     When a list is full, older threads were not looked at: the page stops at its oldest id (the
     ``floor``) and the next page goes on from there. On SQLite, whatever is not indexed yet is
-    indexed first, so a search never misses a thread.
+    indexed first, so a search never misses a thread; None when that is more than CATCH_UP rows.
     """
-    if not postgres():
-        await index_new_rows()
+    if not postgres() and not (search_db.available() and await _catch_up()):
+        return None
     found = await search.candidates(application_id, archived, text, before, MAX_CANDIDATES, MAX_SENDERS)
     if found is None:
         return None

@@ -7,8 +7,10 @@ import asyncio
 import pytest
 from tortoise import connections
 
+from app import search_db
 from app.db import atomic
 from app.models import Feedback
+from app.repositories import search_index
 from app.services import search
 from app.services.feedback import set_archived
 from app.services.inbox import search_threads
@@ -146,14 +148,13 @@ async def test_search_query_count_does_not_grow_with_the_matches(application, qu
 async def _search_index_is_sound() -> None:
     """FTS5's own check of its index against the threads and senders (SQLite)."""
 
-    async def check() -> None:
-        connection = connections.get("default")
+    async def check(connection) -> None:
         for table in ("feedback_search", "members_search"):
             await connection.execute_query(
-                f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)"
+                f"INSERT INTO search.{table} ({table}, rank) VALUES ('integrity-check', 1)"
             )
 
-    await atomic(check)
+    await search_db.indexing(check)
 
 
 async def test_index_follows_threads_that_go_and_senders_renamed_before_or_after_indexing(
@@ -185,7 +186,7 @@ async def test_the_indexer_adds_new_threads_while_the_server_runs(application, b
     try:
         for _ in range(100):
             _, rows = await connections.get("default").execute_query(
-                "SELECT last_id FROM search_progress WHERE name = 'feedback'"
+                "SELECT last_id FROM search.search_progress WHERE name = 'feedback'"
             )
             if rows[0]["last_id"] >= thread.id:
                 break
@@ -207,6 +208,97 @@ async def test_indexing_after_a_bulk_load_finds_the_rows_and_merges_segments_aga
     if backend == "sqlite":
         for table in ("feedback_search", "members_search"):
             _, rows = await connections.get("default").execute_query(
-                f"SELECT v FROM {table}_config WHERE k = 'automerge'"
+                f"SELECT v FROM search.{table}_config WHERE k = 'automerge'"
             )
             assert [row[0] for row in rows] == [4]
+
+
+async def _indexed_text_holding(word: str) -> int:
+    """How many rows of the search file's thread index hold ``word`` (SQLite)."""
+    _, rows = await connections.get("default").execute_query(
+        "SELECT count(*) FROM search.feedback_search WHERE message LIKE ?", [f"%{word}%"]
+    )
+    return int(rows[0][0])
+
+
+async def test_the_text_of_a_deleted_or_changed_thread_leaves_the_search_file(application, backend):
+    if backend != "sqlite":
+        pytest.skip("the search file is SQLite's")
+    gone = await make_thread(application, message="Erase my passport number.")
+    changed = await make_thread(application, message="My card number is wrong.")
+    await search.index_new_rows()
+
+    await atomic(lambda: Feedback.filter(id=gone.id).delete())
+    await atomic(lambda: Feedback.filter(id=changed.id).update(message="Redacted."))
+    await search.index_new_rows()
+
+    assert await _indexed_text_holding("passport") == 0
+    assert await _indexed_text_holding("card number") == 0
+    assert await messages_found(application, "redacted") == ["Redacted."]
+    await _search_index_is_sound()
+
+
+async def test_applied_removals_are_deleted_from_the_main_file(application, backend):
+    if backend != "sqlite":
+        pytest.skip("the search file is SQLite's")
+    thread = await make_thread(application, message="Short-lived export.")
+    await search.index_new_rows()
+    await atomic(lambda: Feedback.filter(id=thread.id).delete())
+
+    await search.index_new_rows()
+
+    _, rows = await connections.get("default").execute_query("SELECT count(*) FROM search_removals")
+    assert rows[0][0] == 0
+
+
+async def test_an_open_indexing_transaction_does_not_hold_up_writes_to_the_main_file(application, backend):
+    if backend != "sqlite":
+        pytest.skip("the search file is SQLite's")
+    await make_thread(application, message="Waiting to be indexed.")
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def index_and_hold(client) -> None:
+        await search_index.index_batch(client, "feedback", 100)  # takes the search file's write lock
+        holding.set()
+        await release.wait()
+
+    indexing = asyncio.create_task(search_db.indexing(index_and_hold))
+    await holding.wait()
+    try:
+        written = await asyncio.wait_for(make_thread(application, message="Captured meanwhile."), 5)
+    finally:
+        release.set()
+        await indexing
+
+    assert written.id is not None
+    assert await messages_found(application, "meanwhile") == ["Captured meanwhile."]
+
+
+async def test_a_search_scans_while_the_search_file_is_far_behind(application, backend, monkeypatch):
+    if backend != "sqlite":
+        pytest.skip("the search file is SQLite's")
+    monkeypatch.setattr(search, "CATCH_UP", 1)
+    for number in range(3):
+        await make_thread(application, message=f"Export number {number}.")
+
+    assert await search.look_up(application.id, False, "export", None) is None
+    assert len(await messages_found(application, "export")) == 3
+    assert (await search_index.backlog(10))["feedback"] == 3
+
+
+async def test_a_search_file_ahead_of_the_main_file_is_rebuilt(application, backend, db):
+    if backend != "sqlite":
+        pytest.skip("the search file is SQLite's")
+    await make_thread(application, message="Export from before the restore.")
+    await search.index_new_rows()
+    # As after restoring an older copy of the main file beside a newer search file.
+    await search_db.indexing(
+        lambda client: client.execute_query("UPDATE search.search_progress SET last_id = last_id + 1000000")
+    )
+    await search_db.close_search_database()
+    await search_db.open_search_database(db)
+
+    await search.index_new_rows()
+
+    assert await messages_found(application, "export") == ["Export from before the restore."]
+    assert await search_index.backlog(10) == {"feedback": 0, "members": 0, "removals": 0}
