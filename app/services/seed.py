@@ -44,6 +44,7 @@ from app.services.tags import ensure_tags
 
 MAX_THREADS = 10_000_000
 BATCH_THREADS = 20_000  # threads (with their replies and tag links) per transaction
+BULK_INDEX_BATCH = 100_000  # rows per transaction of the search index built beside the load
 DAY = 86_400
 SPAN_DAYS = 365
 
@@ -199,6 +200,23 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
     report = SeedReport(application_id=application_id)
 
     await maintenance.prepare_bulk_load()
+    # The search index is built beside the load, from the rows it has committed (on SQLite the
+    # index has a database file, and a write lock, of its own: app.search_db).
+    loaded = asyncio.Event()
+    indexing = asyncio.ensure_future(index_in_bulk(BULK_INDEX_BATCH, loaded))
+    try:
+        await _load(application_id, threads, rng, report, owner)
+    finally:
+        loaded.set()
+        await indexing
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def _load(
+    application_id: int, threads: int, rng: random.Random, report: SeedReport, owner: UserRow
+) -> None:
+    """Write the tags, senders, threads, replies and tag links of a seed, and their counters."""
     tag_ids = await _create_tags(application_id, TAG_NAMES)
     report.tags = len(tag_ids)
     next_member = await maintenance.highest_id("members")
@@ -314,6 +332,3 @@ async def seed_application(application_id: int, threads: int, seed: int = 1) -> 
         await writing
     await _finish()
     await maintenance.refresh_statistics(("members", "feedback", "replies", "feedback_tags", "tags"))
-    await index_in_bulk(batch=100_000)
-    report.seconds = time.perf_counter() - started
-    return report
