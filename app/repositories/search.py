@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from tortoise.filters import escape_like
 from tortoise.transactions import in_transaction
 
-from app.repositories.sql import parameters, postgres, script, select, select_one
+from app.repositories.sql import Row, parameters, postgres, script, select, select_one
 from app.repositories.threads import id_condition, newest_first
 
 # The plain scan of an inbox page (``f`` the thread, ``m`` its sender): the message, the
@@ -34,6 +34,27 @@ _SQLITE_SENDER_MATCHES = (
     "WHERE s.email LIKE {} AND m.application_id = {} LIMIT {}) "
     "UNION SELECT id FROM (SELECT m.id FROM search.members_search s CROSS JOIN members m ON m.id = s.rowid "
     "WHERE s.name LIKE {} AND m.application_id = {} LIMIT {})"
+)
+# What the search file does not hold yet, read from the main file (at most a look-up's
+# CATCH_UP rows, see app.services.search): the rows above its progress mark, and those whose
+# text changed since they were indexed (removals not applied yet).
+_PROGRESS = "(SELECT last_id FROM search.search_progress WHERE name = '{}')"
+_CHANGED = f"(SELECT row_id FROM search_removals WHERE name = '{{}}' AND id > {_PROGRESS.format('removals')})"
+_MESSAGE_LIKE = "UPPER(CAST(f.message AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\'"
+_SENDER_LIKE = (
+    "(UPPER(CAST(m.email AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\' "
+    "OR UPPER(CAST(m.name AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\')"
+)
+_SQLITE_UNINDEXED_MESSAGE_MATCHES = " UNION ".join(
+    "SELECT f.id AS id FROM feedback f WHERE "
+    + rows
+    + " AND f.application_id = {} AND f.archived = {} AND f.id < {} AND "
+    + _MESSAGE_LIKE
+    for rows in (f"f.id > {_PROGRESS.format('feedback')}", f"f.id IN {_CHANGED.format('feedback')}")
+)
+_SQLITE_UNINDEXED_SENDER_MATCHES = " UNION ".join(
+    "SELECT m.id AS id FROM members m WHERE " + rows + " AND m.application_id = {} AND " + _SENDER_LIKE
+    for rows in (f"m.id > {_PROGRESS.format('members')}", f"m.id IN {_CHANGED.format('members')}")
 )
 _POSTGRES_SENDER_MATCHES = (
     "SELECT id FROM members WHERE application_id = {} "
@@ -97,15 +118,11 @@ async def _threads_below(
 async def _candidates(
     application_id: int, archived: bool, text: str, before: int | None, limit: int, max_senders: int
 ) -> tuple[list[int], list[int]] | None:
-    pattern = f"%{text}%"
     if postgres():
         like = contains_pattern(text)
         sender_rows = await select(_POSTGRES_SENDER_MATCHES, [application_id, like, like, max_senders + 1])
     else:
-        cap = max_senders + 1
-        sender_rows = await select(
-            _SQLITE_SENDER_MATCHES, [pattern, application_id, cap, pattern, application_id, cap]
-        )
+        sender_rows = await _sqlite_sender_matches(application_id, text, max_senders + 1)
     senders = [int(row["id"]) for row in sender_rows]
     if len(senders) > max_senders:
         return None
@@ -115,9 +132,7 @@ async def _candidates(
             application_id, archived, before, condition, [contains_pattern(text)], limit
         )
     else:
-        cursor = before if before is not None else _NO_CURSOR
-        rows = await select(_SQLITE_MESSAGE_MATCHES, [pattern, application_id, archived, cursor, limit])
-        by_message = [int(row["id"]) for row in rows]
+        by_message = await _sqlite_message_matches(application_id, archived, text, before, limit)
     by_sender = (
         await _threads_below(
             application_id, archived, before, f"f.member_id IN ({parameters(len(senders))})", senders, limit
@@ -126,6 +141,37 @@ async def _candidates(
         else []
     )
     return by_message, by_sender
+
+
+async def _sqlite_sender_matches(application_id: int, text: str, cap: int) -> list[Row]:
+    pattern, like = f"%{text}%", contains_pattern(text)
+    indexed = [pattern, application_id, cap, pattern, application_id, cap]
+    unindexed = [application_id, like, like] * 2
+    return await select(
+        f"SELECT id FROM ({_SQLITE_SENDER_MATCHES} UNION {_SQLITE_UNINDEXED_SENDER_MATCHES}) LIMIT {{}}",
+        [*indexed, *unindexed, cap],
+    )
+
+
+async def _sqlite_message_matches(
+    application_id: int, archived: bool, text: str, before: int | None, limit: int
+) -> list[int]:
+    """The newest ``limit`` threads below the cursor whose message holds ``text``: from the
+    search file, and from what it does not hold yet. Some may no longer hold it (their new text
+    is not indexed yet): the page reads the threads with the text condition again."""
+    cursor = before if before is not None else _NO_CURSOR
+    rows = await select(
+        f"SELECT id FROM ({_SQLITE_MESSAGE_MATCHES}) UNION {_SQLITE_UNINDEXED_MESSAGE_MATCHES}",
+        [
+            f"%{text}%",
+            application_id,
+            archived,
+            cursor,
+            limit,
+            *[application_id, archived, cursor, contains_pattern(text)] * 2,
+        ],
+    )
+    return sorted((int(row["id"]) for row in rows), reverse=True)[:limit]
 
 
 async def candidates(

@@ -181,7 +181,8 @@ async def search(
         return await _page(scanned, limit, offset)
     if not candidates.ids:
         return InboxPage([], candidates.floor)
-    return await _page(selected.among(candidates.ids), limit, offset, candidates.floor)
+    # The text again: on SQLite a candidate's text may have changed since it was indexed.
+    return await _page(scanned.among(candidates.ids), limit, offset, candidates.floor)
 
 
 async def count_threads(
@@ -211,7 +212,7 @@ async def count_threads(
         if candidates is not None:
             if not candidates.ids:
                 return Total(0, candidates.floor is None)
-            counted = await _count(found.among(candidates.ids))
+            counted = await _count(found.containing(contains_pattern(text)).among(candidates.ids))
             return Total(counted.count, counted.exact and candidates.floor is None)
     if text:
         found = found.containing(contains_pattern(text))

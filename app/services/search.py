@@ -18,10 +18,11 @@ On SQLite, new threads and senders reach the FTS5 tables in batches (:func:`inde
 not in the capture transaction, where an FTS5 insert cost a large share of SQLite's submit
 throughput (benchmarks/notes.md). The tables live in a database file of their own
 (app.search_db), so that the indexer's work, FTS5's merges above all, never holds the main
-file's write lock. Every web worker runs :func:`run_indexer`, and a look-up first indexes
-whatever is left, so a search never misses a thread, nor finds one by text it no longer has.
-When more is left than a look-up should wait for (a search file being built after an upgrade,
-or a large deletion being applied), the search scans instead. (PostgreSQL's GIN indexes
+file's write lock. Every web worker runs :func:`run_indexer`; a look-up reads what the file
+does not hold yet from the main file, so a search never misses a thread, and the page checks
+the text of the candidates again, so none is found by text it no longer has. When the file
+lacks too much (being built after an upgrade, or a large deletion being applied), the search
+scans instead. (PostgreSQL's GIN indexes
 take new rows into a pending list, cheaply, in the capture transaction itself.)
 
 PostgreSQL guesses the number of rows a ``LIKE '%text%'`` matches from the pattern's length
@@ -48,13 +49,14 @@ SCAN_WINDOW = 2000
 MAX_CANDIDATES = 2000
 MAX_SENDERS = 1000
 MIN_INDEXED_LENGTH = 3
-# A batch holds the search file's write lock, which a look-up catching up waits for, so batches
-# stay small and frequent (benchmarks/notes.md has the measurements behind these two).
+# Small, frequent batches keep what look-ups read from the main file short (benchmarks/notes.md
+# has the measurements behind these two, from when a batch held the main file's write lock).
 INDEX_BATCH = 500
 INDEX_INTERVAL = 0.25
 # How often an index beside a bulk load looks for rows the load committed.
 BULK_INDEX_INTERVAL = 0.5
-# The most rows (or removals) a look-up indexes before it reads the index: about ten batches.
+# The most rows (or removals) the search file may lack for a look-up to read it (and those
+# rows from the main file); with more, a search scans.
 CATCH_UP = 5000
 
 
@@ -124,15 +126,12 @@ async def _forget_applied_removals() -> None:
     await search_index.forget_applied_removals()
 
 
-async def _catch_up() -> bool:
-    """Index what is left when it is at most CATCH_UP rows of each kind; whether the search
-    file is now up to date."""
+async def _within_reach() -> bool:
+    """Whether the search file lacks at most CATCH_UP rows of each kind, which a look-up reads
+    from the main file instead."""
     await _prepared()
     waiting = await search_index.backlog(CATCH_UP + 1)
-    if max(waiting.values()) > CATCH_UP:
-        return False
-    await _index_backlog(waiting, INDEX_BATCH)
-    return True
+    return max(waiting.values()) <= CATCH_UP
 
 
 async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
@@ -183,10 +182,14 @@ async def look_up(application_id: int, archived: bool, text: str, before: int | 
     the text is too common for the indexes to help (more than MAX_SENDERS senders match).
 
     When a list is full, older threads were not looked at: the page stops at its oldest id (the
-    ``floor``) and the next page goes on from there. On SQLite, whatever is not indexed yet is
-    indexed first, so a search never misses a thread; None when that is more than CATCH_UP rows.
+    ``floor``) and the next page goes on from there. On SQLite, what the search file does not
+    hold yet is read from the main file, so a search never misses a thread; None when that is
+    more than CATCH_UP rows. A look-up only reads: it never waits for the indexer, whose
+    transactions may hold the search file for seconds while FTS5 merges at ten million threads.
+    Some candidates may no longer hold the text (changed, not indexed again yet): the page
+    reads the candidates with the text condition.
     """
-    if not postgres() and not (search_db.available() and await _catch_up()):
+    if not postgres() and not (search_db.available() and await _within_reach()):
         return None
     found = await search.candidates(application_id, archived, text, before, MAX_CANDIDATES, MAX_SENDERS)
     if found is None:

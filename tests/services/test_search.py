@@ -17,12 +17,21 @@ from app.services.inbox import search_threads
 from tests.factories import make_application, make_thread, make_user
 
 
-@pytest.fixture(autouse=True, params=["indexes", "scan"])
+@pytest.fixture(autouse=True, params=["indexes", "unindexed", "scan"])
 def path(request, monkeypatch) -> str:
-    """Every behaviour holds both when the trigram indexes answer (no thread is in the scanned
-    window) and when the scan of the newest threads does."""
-    if request.param == "indexes":
+    """Every behaviour holds when the trigram indexes answer (no thread is in the scanned
+    window), when what they lack yet is read from the threads (SQLite's indexer has not run),
+    and when the scan of the newest threads answers."""
+    if request.param != "scan":
         monkeypatch.setattr(search, "SCAN_WINDOW", 0)
+    if request.param == "indexes":
+        look_up = search.look_up
+
+        async def indexed_first(*args):
+            await search.index_new_rows()
+            return await look_up(*args)
+
+        monkeypatch.setattr(search, "look_up", indexed_first)
     return request.param
 
 
@@ -274,9 +283,9 @@ async def test_an_open_indexing_transaction_does_not_hold_up_writes_to_the_main_
     assert await messages_found(application, "meanwhile") == ["Captured meanwhile."]
 
 
-async def test_a_search_scans_while_the_search_file_is_far_behind(application, backend, monkeypatch):
-    if backend != "sqlite":
-        pytest.skip("the search file is SQLite's")
+async def test_a_search_scans_while_the_search_file_is_far_behind(application, backend, monkeypatch, path):
+    if backend != "sqlite" or path == "indexes":
+        pytest.skip("the search file is SQLite's; this path fills it first")
     monkeypatch.setattr(search, "CATCH_UP", 1)
     for number in range(3):
         await make_thread(application, message=f"Export number {number}.")
@@ -302,3 +311,39 @@ async def test_a_search_file_ahead_of_the_main_file_is_rebuilt(application, back
 
     assert await messages_found(application, "export") == ["Export from before the restore."]
     assert await search_index.backlog(10) == {"feedback": 0, "members": 0, "removals": 0}
+
+
+async def test_a_search_does_not_wait_for_an_indexer_holding_the_search_file(application, backend, path):
+    if backend != "sqlite" or path == "indexes":
+        pytest.skip("the search file is SQLite's; this path indexes first")
+    await make_thread(application, message="Export while the index merges.")
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(client) -> None:  # as a long FTS5 merge does
+        await search_index.index_batch(client, "feedback", 1)
+        holding.set()
+        await release.wait()
+
+    indexing = asyncio.create_task(search_db.indexing(hold))
+    await holding.wait()
+    try:
+        found = await asyncio.wait_for(messages_found(application, "export"), 5)
+    finally:
+        release.set()
+        await indexing
+
+    assert found == ["Export while the index merges."]
+
+
+async def test_a_thread_whose_text_changed_is_found_by_its_new_text_before_it_is_indexed_again(
+    application, backend
+):
+    if backend != "sqlite":
+        pytest.skip("the search file is SQLite's")
+    thread = await make_thread(application, message="Old wording about export.")
+    await search.index_new_rows()
+
+    await atomic(lambda: Feedback.filter(id=thread.id).update(message="New phrasing about import."))
+
+    assert await messages_found(application, "wording") == []
+    assert await messages_found(application, "phrasing") == ["New phrasing about import."]
