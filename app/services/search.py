@@ -104,21 +104,18 @@ async def index_new_rows(batch: int = INDEX_BATCH) -> int:
     if not search_db.available():
         return 0
     await _prepared()
-    return await _index_backlog(await search_index.backlog(1), batch)
-
-
-async def _index_backlog(waiting: dict[str, int], batch: int) -> int:
-    done = 0
+    added = removed = 0
+    waiting = await search_index.backlog(1)
     while any(waiting.values()):
         for table in search_index.INDEXED_TABLES:
             if waiting[table]:
-                done += await _index_table(table, batch)
+                added += await _index_table(table, batch)
         if waiting[search_index.REMOVALS]:
-            removed = await _apply_removals(batch)
-            done += removed
-            await _forget_applied_removals()
+            removed += await _apply_removals(batch)
         waiting = await search_index.backlog(1)
-    return done
+    if removed:  # one write to the main file for the whole pass
+        await _forget_applied_removals()
+    return added + removed
 
 
 @transactional
