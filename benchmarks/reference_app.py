@@ -28,6 +28,7 @@ from quart import Quart, Response, request
 from tortoise import Tortoise, fields
 from tortoise.models import Model
 
+from app.api.common import encode_json
 from app.db import connection_settings
 
 
@@ -106,16 +107,17 @@ DOCUMENTS = Path(os.environ.get("REFERENCE_DOCUMENTS", "/nonexistent"))
 @app.get("/document/<name>")
 async def document(name: str) -> Response:
     """The fifty rows of ``/list`` read as there, then one of Earful's answers returned instead
-    of them: a JSON document decoded at start-up and encoded again on every request, or an HTML
-    page sent as it is. This is the floor of a read whose answer is that large on this stack
-    (the ORM read, the encoding, the transport), which no amount of work on Earful's side can go
-    below: the feedback list carries every thread with its sender, tags and replies."""
+    of them: a JSON document decoded at start-up and encoded again on every request (with
+    Earful's own encoder, :func:`app.api.common.encode_json`), or an HTML page sent as it is.
+    This is the floor of a read whose answer is that large on this stack (the ORM read, the
+    encoding, the transport), which no amount of work on Earful's side can go below: the
+    feedback list carries every thread with its sender, tags and replies."""
     rows = await Submission.all().order_by("-id").limit(50)
     if not rows or name not in _documents:
         return Response("Not found", 404)
     kind, body = _documents[name]
     if kind == "json":
-        return Response(json.dumps(body), content_type="application/json")
+        return Response(encode_json(body), content_type="application/json")
     return Response(body, content_type="text/html; charset=utf-8")
 
 

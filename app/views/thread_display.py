@@ -58,7 +58,9 @@ def time_ago(moment: datetime, now: datetime | None = None) -> str:
 
 def full_time(moment: datetime) -> str:
     """The full timestamp shown on hover."""
-    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M UTC}"
+    moment = moment.astimezone(UTC)
+    # Not strftime: fifty rows a page, and its format parsing cost 3 % of the inbox page's CPU.
+    return f"{moment.year:04}-{moment.month:02}-{moment.day:02} {moment.hour:02}:{moment.minute:02} UTC"
 
 
 def duration(seconds: int) -> str:

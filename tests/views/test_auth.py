@@ -7,12 +7,13 @@ import re
 from collections.abc import AsyncIterator
 
 import pytest
-from quart import Quart
+from quart import Quart, session
 
 from app import create_app
 from app.models import SignInThrottle
 from app.proxies import parse_networks
-from tests.factories import PASSWORD, make_user
+from app.views import security
+from tests.factories import PASSWORD, make_thread, make_user, sign_in
 
 
 async def _csrf(client, path: str = "/app/login") -> str:
@@ -67,6 +68,28 @@ async def test_sign_in_replaces_the_anonymous_session(client):
     stale = await client.post("/app/logout", form={"csrf_token": token_before})
     assert stale.status_code == 400
     assert (await client.get("/app/account")).status_code == 200
+
+
+async def test_every_form_of_a_page_carries_the_sessions_one_token(client, agent, application):
+    thread = await make_thread(application)
+    token = await sign_in(client, agent)
+
+    response = await client.get(f"/app/applications/{application.id}/feedback/{thread.id}")
+
+    page = await response.get_data(as_text=True)
+    assert len(re.findall(r'name="csrf_token"', page)) > 3
+    assert set(re.findall(r'name="csrf_token" value="([^"]+)"', page)) == {token}
+
+
+async def test_a_token_made_before_the_session_changed_is_not_handed_out_again(app):
+    async with app.test_request_context("/app/login"):
+        before = security.csrf_token()
+        session.clear()  # as signing in does: a new session, a new CSRF secret
+
+        after = security.csrf_token()
+
+        assert after != before
+        assert after == security.CSRFForm().csrf_token.current_token  # type: ignore[attr-defined]
 
 
 async def test_sign_in_with_a_wrong_password_is_refused(client):
