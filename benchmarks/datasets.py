@@ -47,6 +47,10 @@ class Dataset:
     token: str
     seeded: int = 0
     database: str = ""  # the PostgreSQL database's name ("" on SQLite)
+    # The thread the thread scenarios read and reply to: the newest one right after seeding,
+    # kept, so that a later run reads the same seeded thread rather than the newest thread
+    # then, which would be one the last run's capture scenarios submitted (without replies).
+    thread_id: int = 0
 
     @classmethod
     def load(cls, data_dir: Path) -> Dataset | None:
@@ -62,6 +66,7 @@ class Dataset:
             "token": self.token,
             "seeded": self.seeded,
             "database": self.database,
+            "thread_id": self.thread_id,
         }
         (self.data_dir / "bench.json").write_text(json.dumps(fields_))
 
@@ -111,6 +116,7 @@ def seed_to(env: dict[str, str], dataset: Dataset, size: int) -> tuple[float, di
     seconds = time.perf_counter() - started
     seed_report = json.loads(out.strip().splitlines()[-1])
     dataset.seeded = size
+    dataset.thread_id = 0  # the newest thread is now another one: chosen again (bench_stage)
     dataset.save()
     print(f"seeded in {seconds:.1f} s: {seed_report}", flush=True)
     return seconds, seed_report
