@@ -1,5 +1,6 @@
--- Agent replies spread over the newest BENCH_SPREAD threads (ids BENCH_THREAD_ID - spread + 1 ..
--- BENCH_THREAD_ID) of BENCH_APPLICATION, so no single thread grows by thousands of replies.
+-- Agent replies spread over BENCH_SPREAD threads (ids BENCH_THREAD_ID - spread + 1 ..
+-- BENCH_THREAD_ID) of BENCH_APPLICATION, so no single thread grows by thousands of replies; the
+-- bench points them at older threads, which no reading scenario shows (benchmarks/run.py).
 local application = os.getenv("BENCH_APPLICATION")
 local top = tonumber(os.getenv("BENCH_THREAD_ID"))
 local spread = tonumber(os.getenv("BENCH_SPREAD") or "1000")
