@@ -41,6 +41,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -431,7 +432,12 @@ def session_cookie(base: str) -> str:
         )
         if response.status_code != 302:
             raise SystemExit(f"sign-in failed: {response.status_code}")
-        return "; ".join(f"{name}={value}" for name, value in client.cookies.items())
+        return cookie_header(client.cookies.items())
+
+
+def cookie_header(cookies: Iterable[tuple[str, str]]) -> str:
+    """A ``Cookie`` header sending these cookies."""
+    return "; ".join(f"{name}={value}" for name, value in cookies)
 
 
 def as_a_browser_would(base: str, scenario: Scenario) -> Scenario:
@@ -452,8 +458,7 @@ def as_a_browser_would(base: str, scenario: Scenario) -> Scenario:
             raise SystemExit(f"the bench's session ended: {response.status_code} on /app/account")
         jar = dict(pair.split("=", 1) for pair in cookie.split("; "))
         jar.update(response.cookies.items())
-    fresh = "; ".join(f"{name}={value}" for name, value in jar.items())
-    return replace(scenario, headers={**scenario.headers, "Cookie": fresh})
+    return replace(scenario, headers={**scenario.headers, "Cookie": cookie_header(jar.items())})
 
 
 # Where post reply writes: the REPLY_SPREAD threads (reply.lua's BENCH_SPREAD) ending this far
