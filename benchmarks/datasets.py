@@ -21,7 +21,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,6 +52,9 @@ class Dataset:
     # kept, so that a later run reads the same seeded thread rather than the newest thread
     # then, which would be one the last run's capture scenarios submitted (without replies).
     thread_id: int = 0
+    # How the seeding of all ``seeded`` threads went, when one ``earful seed`` did all of it:
+    # its seconds, its report and when (UTC), so that a run reusing the data reports it too.
+    seeding: dict = field(default_factory=dict)
 
     @classmethod
     def load(cls, data_dir: Path) -> Dataset | None:
@@ -67,6 +71,7 @@ class Dataset:
             "seeded": self.seeded,
             "database": self.database,
             "thread_id": self.thread_id,
+            "seeding": self.seeding,
         }
         (self.data_dir / "bench.json").write_text(json.dumps(fields_))
 
@@ -95,7 +100,7 @@ def seed_to(env: dict[str, str], dataset: Dataset, size: int) -> tuple[float, di
     the wall-clock seconds and the seed's report."""
     missing = size - dataset.seeded
     if missing <= 0:
-        return 0.0, {"threads": dataset.seeded, "reused": True}
+        return 0.0, {"threads": dataset.seeded, "reused": True, "seeding": dataset.seeding}
     print(f"seeding {missing:,} threads into application {dataset.application_id} ...", flush=True)
     started = time.perf_counter()
     out = run(
@@ -115,7 +120,17 @@ def seed_to(env: dict[str, str], dataset: Dataset, size: int) -> tuple[float, di
     )
     seconds = time.perf_counter() - started
     seed_report = json.loads(out.strip().splitlines()[-1])
+    whole = dataset.seeded == 0
     dataset.seeded = size
+    dataset.seeding = (
+        {
+            "seconds": round(seconds, 1),
+            "report": seed_report,
+            "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        }
+        if whole
+        else {}
+    )
     dataset.thread_id = 0  # the newest thread is now another one: chosen again (bench_stage)
     dataset.save()
     print(f"seeded in {seconds:.1f} s: {seed_report}", flush=True)

@@ -797,14 +797,21 @@ def _table_row(
 
 def stage_lines(stage: Stage) -> list[str]:
     """The table of one size, and what was run beside or in turns."""
-    seed = stage.seed_report
+    seed, seconds, when = stage.seed_report, stage.seed_seconds, ""
+    kept = seed.get("seeding") or {}
+    if seed.get("reused") and kept:
+        seed, seconds, when = (
+            kept["report"],
+            kept["seconds"],
+            f" on {kept['at']}, reused from `BENCH_DATA_DIR`",
+        )
     if seed.get("reused"):
         seeded = f"Seed: {stage.threads:,} threads, reused from `BENCH_DATA_DIR`."
     else:
         seeded = (
             f"Seed: {seed.get('threads', 0):,} threads added, {seed.get('replies', 0):,} replies and notes, "
             f"{seed.get('tag_links', 0):,} tag links, {seed.get('members', 0):,} senders in "
-            f"{stage.seed_seconds:.1f} s (`earful seed`, wall clock including start-up)."
+            f"{seconds:.1f} s (`earful seed`, wall clock including start-up){when}."
         )
     lines = [
         f"### {stage.threads:,} threads",
