@@ -45,21 +45,10 @@ from benchmarks.datasets import (
     run,
     server_env,
 )
-from benchmarks.run import (
-    NOTES,
-    RESULTS,
-    ROOT,
-    THREADS,
-    Measure,
-    as_a_browser_would,
-    free_port,
-    measure,
-    report,
-    scenarios,
-    session_cookie,
-    stop,
-    wait_for,
-)
+from benchmarks.load import ROOT, Measure, measure, report
+from benchmarks.report import NOTES, RESULTS
+from benchmarks.run import THREADS, scenarios
+from benchmarks.servers import as_a_browser_would, free_port, session_cookie, stop, wait_for
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "4"))
 DEFAULT_SCENARIOS = ("capture submit", "feedback list", "inbox page", "post reply")

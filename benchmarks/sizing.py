@@ -37,17 +37,9 @@ from benchmarks.datasets import (
     run,
     server_env,
 )
-from benchmarks.run import (
-    Measure,
-    Scenario,
-    free_port,
-    machine,
-    measure,
-    session_cookie,
-    stop,
-    wait_for,
-    worker_rss_mb,
-)
+from benchmarks.load import Measure, Scenario, measure
+from benchmarks.report import machine
+from benchmarks.servers import free_port, session_cookie, stop, wait_for, worker_rss_mb
 
 THREADS = int(os.environ.get("BENCH_THREADS", "100000"))
 ROUNDS = int(os.environ.get("SIZING_ROUNDS", "3"))

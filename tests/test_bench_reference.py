@@ -12,7 +12,7 @@ from tortoise import Tortoise, connections
 from app.config import sqlite_url
 from app.db import close_database, open_database
 from benchmarks.reference_app import tortoise_config
-from benchmarks.run import reference_database_url
+from benchmarks.servers import reference_database_url
 from tests.conftest import throwaway_postgres_database
 
 # What a SQLite connection's behaviour depends on, as the connection reports it.

@@ -1,0 +1,186 @@
+"""Driving a server with wrk: the scenarios, their measures, and the CPU its workers spent.
+
+Every run is bounded by its duration and goes to 127.0.0.1 only. Requests/s moves with the
+shared machine; the workers' CPU time per request (read from /proc) moves far less.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+LUA = ROOT / "benchmarks" / "lua"
+
+
+HOST = "127.0.0.1"
+
+
+DURATION = os.environ.get("BENCH_DURATION", "10s")
+
+
+CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
+
+
+WRK_THREADS = int(os.environ.get("BENCH_WRK_THREADS", "2"))
+
+
+PAIRS = int(os.environ.get("BENCH_PAIRS", "3"))
+
+
+LOW_CONNECTIONS = int(os.environ.get("BENCH_LOW_CONNECTIONS", "4"))
+
+
+@dataclass
+class Scenario:
+    name: str
+    path: str
+    script: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    connections: int = CONNECTIONS
+    # A load run at the same time (mixed scenarios): the connections are shared half and half.
+    beside: Scenario | None = None
+
+
+@dataclass
+class Measure:
+    scenario: str
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int  # non-2xx/3xx responses plus socket errors
+    cpu_ms: float = float("nan")  # CPU time of the serving workers per request
+    beside: Measure | None = None  # the load run at the same time, if any
+    low: Measure | None = None  # the same scenario at LOW_CONNECTIONS: latency when not busy
+
+
+def workers_cpu_seconds(process: subprocess.Popen) -> float:
+    """User + system CPU time used so far by the worker processes of a server."""
+    pids = subprocess.run(
+        ["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False
+    ).stdout.split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def measure(name: str, url: str, scenario: Scenario, server: subprocess.Popen) -> Measure:
+    """wrk one scenario, and the workers' CPU time per request while it ran (steadier than
+    requests/s on a shared machine). A mixed scenario's load beside it starts a second before
+    and ends a second after it; its CPU time is then not told apart."""
+    if scenario.beside is not None:
+        return measure_beside(name, url, scenario, scenario.beside)
+    before = workers_cpu_seconds(server)
+    result = wrk(name, url, scenario)
+    if result.requests:
+        result.cpu_ms = (workers_cpu_seconds(server) - before) * 1000 / result.requests
+    return result
+
+
+def measure_beside(name: str, url: str, scenario: Scenario, beside: Scenario) -> Measure:
+    """``scenario`` while ``beside`` loads the same server, each on half the connections."""
+    half = max(1, CONNECTIONS // 2)
+    seconds = _milliseconds(DURATION) / 1000
+    with ThreadPoolExecutor(1) as pool:
+        load = pool.submit(wrk, beside.name, url, replace(beside, connections=half), f"{seconds + 2:g}s")
+        time.sleep(1)
+        result = wrk(name, url, replace(scenario, beside=None, connections=half))
+        result.beside = load.result()
+    return result
+
+
+def measure_low(url: str, scenario: Scenario, server: subprocess.Popen) -> Measure:
+    """The scenario at LOW_CONNECTIONS: its latency when the server is not saturated."""
+    return measure(scenario.name, url, replace(scenario, connections=LOW_CONNECTIONS), server)
+
+
+def report(result: Measure, note: str = "") -> None:
+    print(
+        f"{result.scenario:24} {result.requests_per_second:9.1f} req/s  "
+        f"p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  "
+        f"cpu {result.cpu_ms:6.2f} ms/req  errors {result.errors}  {note}".rstrip(),
+        flush=True,
+    )
+
+
+def _milliseconds(text: str) -> float:
+    match = re.match(r"([\d.]+)(us|ms|s|m)", text)
+    if not match:
+        return float("nan")
+    value, unit = float(match.group(1)), match.group(2)
+    return value * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+
+
+def wrk(name: str, url: str, scenario: Scenario, duration: str = DURATION) -> Measure:
+    args = ["wrk", f"-t{WRK_THREADS}", f"-c{scenario.connections}", f"-d{duration}", "--latency", "--timeout"]
+    args.append("10s")
+    for key, value in scenario.headers.items():
+        args += ["-H", f"{key}: {value}"]
+    if scenario.script:
+        args += ["-s", str(LUA / scenario.script)]
+    args.append(url + scenario.path)
+    env = {**os.environ, **scenario.env}
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, check=False).stdout
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
+    p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M)
+    total = re.search(r"(\d+) requests in", out)
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    errors = int(bad.group(1)) if bad else 0
+    if socket_errors:
+        errors += sum(int(group) for group in socket_errors.groups())
+    if not rps:
+        print(out, file=sys.stderr)
+    return Measure(
+        scenario=name,
+        requests_per_second=float(rps.group(1)) if rps else 0.0,
+        p50_ms=_milliseconds(p50.group(1)) if p50 else float("nan"),
+        p99_ms=_milliseconds(p99.group(1)) if p99 else float("nan"),
+        requests=int(total.group(1)) if total else 0,
+        errors=errors,
+    )
+
+
+def median_run(runs: list[Measure]) -> Measure:
+    """The run with the median throughput, reported whole (its own p50 and p99)."""
+    return sorted(runs, key=lambda run: run.requests_per_second)[len(runs) // 2]
+
+
+def measure_in_turns(
+    base: str,
+    scenario: Scenario,
+    server: subprocess.Popen,
+    reference_base: str,
+    reference_scenario: Scenario,
+    reference: subprocess.Popen,
+) -> tuple[Measure, Measure, list[float]]:
+    """One of Earful's scenarios and its counterpart in the reference app in turns, PAIRS times each.
+
+    The machine is shared and its speed drifts by a third within an hour, so a reference measured
+    minutes away from the submit gave ratios from 0.69 to 0.94 on the same code. Taken in turns,
+    each ratio compares two runs seconds apart; the median run of each is reported.
+    """
+    ours, theirs, ratios = [], [], []
+    for _ in range(PAIRS):
+        theirs.append(measure(reference_scenario.name, reference_base, reference_scenario, reference))
+        ours.append(measure(scenario.name, base, scenario, server))
+        if theirs[-1].requests_per_second:
+            ratios.append(ours[-1].requests_per_second / theirs[-1].requests_per_second)
+    return median_run(ours), median_run(theirs), ratios
