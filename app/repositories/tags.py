@@ -259,8 +259,11 @@ async def add_to_counts(moves: Mapping[int, tuple[int, int]]) -> None:
     nor ``WHERE id IN (...)`` lock in a set order: on a table as small as this one PostgreSQL
     scans the heap, where every update moves a tag's row, so two workers' group commits of the
     same tags met in opposite orders (submits of two servers on one database: p99 1-2 s). On
-    PostgreSQL the rows are therefore locked first by a sub-select in id order; SQLite has one
-    writer at a time.
+    PostgreSQL the rows are therefore locked first by a sub-select in id order, with the lock an
+    UPDATE takes (``FOR NO KEY UPDATE``): ``FOR UPDATE`` would also wait for the transactions
+    that linked threads to these tags (a link's foreign key holds ``FOR KEY SHARE`` on its tag
+    until commit), a deadlock of its own between two group commits. SQLite has one writer at a
+    time.
     """
     moved = sorted((tag_id, deltas) for tag_id, deltas in moves.items() if any(deltas))
     if not moved:
@@ -277,8 +280,8 @@ async def add_to_counts(moves: Mapping[int, tuple[int, int]]) -> None:
     chosen = parameters(len(moved))
     if postgres():
         await change(
-            f"UPDATE tags SET {', '.join(settings)} FROM "
-            f"(SELECT id AS locked_id FROM tags WHERE id IN ({chosen}) ORDER BY id FOR UPDATE) AS locked "
+            f"UPDATE tags SET {', '.join(settings)} FROM (SELECT id AS locked_id FROM tags "
+            f"WHERE id IN ({chosen}) ORDER BY id FOR NO KEY UPDATE) AS locked "
             "WHERE tags.id = locked.locked_id",
             values,
         )

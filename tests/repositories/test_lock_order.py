@@ -13,7 +13,7 @@ import pytest
 from app.db import transactional
 from app.repositories import maintenance, tags
 from app.services.tags import ensure_tags
-from tests.factories import make_application, make_user
+from tests.factories import make_application, make_thread, make_user
 
 
 async def test_tag_counts_moved_in_two_transactions_never_deadlock(backend: str) -> None:
@@ -50,3 +50,35 @@ async def test_tag_counts_moved_in_two_transactions_never_deadlock(backend: str)
     await asyncio.wait_for(asyncio.gather(one, other), timeout=10)
     counts = {tag.name: tag.open_count for tag in await tags.tags_of_application(application.id)}
     assert counts == {"first": 5, "second": 2}
+
+
+async def test_tag_counts_moved_after_linking_threads_in_two_transactions_never_deadlock(
+    backend: str,
+) -> None:
+    if backend != "postgres":
+        pytest.skip("SQLite runs one writing transaction at a time")
+    application = await make_application(await make_user())
+    made = {tag.name: tag for tag in await transactional(ensure_tags)(application.id, ["first", "second"])}
+    first, second = made["first"].id, made["second"].id
+    threads = [await make_thread(application), await make_thread(application)]
+    linked: list[int] = []
+    both_linked, go_on = asyncio.Event(), asyncio.Event()
+
+    # As two group commits do: link new threads to the tags (a link's foreign key holds a share
+    # lock on its tag until commit), then move the tags' counts.
+    @transactional
+    async def link_then_count(thread_id: int) -> None:
+        await tags.insert_links([(thread_id, first), (thread_id, second)])
+        linked.append(thread_id)
+        if len(linked) == len(threads):
+            both_linked.set()
+        await go_on.wait()
+        await tags.add_to_counts({first: (1, 0), second: (1, 0)})
+
+    units = [asyncio.create_task(link_then_count(thread.id)) for thread in threads]
+    await both_linked.wait()
+    go_on.set()
+
+    await asyncio.wait_for(asyncio.gather(*units), timeout=10)
+    counts = {tag.name: tag.open_count for tag in await tags.tags_of_application(application.id)}
+    assert counts == {"first": 2, "second": 2}
