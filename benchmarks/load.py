@@ -60,8 +60,25 @@ class Measure:
     requests: int
     errors: int  # non-2xx/3xx responses plus socket errors
     cpu_ms: float = float("nan")  # CPU time of the serving workers per request
+    # CPU time of the local PostgreSQL server's processes per request (its own work for the
+    # requests, which the workers' figure leaves out); on SQLite that work is the workers'.
+    database_cpu_ms: float = float("nan")
     beside: Measure | None = None  # the load run at the same time, if any
     low: Measure | None = None  # the same scenario at LOW_CONNECTIONS: latency when not busy
+
+
+def _cpu_seconds(stat: Path, name: str | None = None) -> float:
+    """User + system CPU time of one process from its /proc stat file (0 if it is gone, or is
+    not named ``name``)."""
+    try:
+        text = stat.read_text()
+    except OSError:
+        return 0.0
+    command, _, rest = text.partition(" (")[2].rpartition(") ")
+    if name is not None and command != name:
+        return 0.0
+    fields = rest.split()  # from the state on: utime and stime are the 12th and 13th
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def workers_cpu_seconds(process: subprocess.Popen) -> float:
@@ -69,15 +86,14 @@ def workers_cpu_seconds(process: subprocess.Popen) -> float:
     pids = subprocess.run(
         ["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False
     ).stdout.split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+    return sum(_cpu_seconds(Path(f"/proc/{pid}/stat")) for pid in pids)
+
+
+def database_cpu_seconds() -> float:
+    """User + system CPU time used so far by the processes of a PostgreSQL server on this
+    machine (the bench's database runs on 127.0.0.1). A backend that exits takes its time
+    with it; the servers' pools keep theirs open while a scenario runs."""
+    return sum(_cpu_seconds(stat, "postgres") for stat in Path("/proc").glob("[0-9]*/stat"))
 
 
 def measure(name: str, url: str, scenario: Scenario, server: subprocess.Popen) -> Measure:
@@ -86,10 +102,11 @@ def measure(name: str, url: str, scenario: Scenario, server: subprocess.Popen) -
     and ends a second after it; its CPU time is then not told apart."""
     if scenario.beside is not None:
         return measure_beside(name, url, scenario, scenario.beside)
-    before = workers_cpu_seconds(server)
+    before, database_before = workers_cpu_seconds(server), database_cpu_seconds()
     result = wrk(name, url, scenario)
     if result.requests:
         result.cpu_ms = (workers_cpu_seconds(server) - before) * 1000 / result.requests
+        result.database_cpu_ms = (database_cpu_seconds() - database_before) * 1000 / result.requests
     return result
 
 
@@ -114,7 +131,8 @@ def report(result: Measure, note: str = "") -> None:
     print(
         f"{result.scenario:24} {result.requests_per_second:9.1f} req/s  "
         f"p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  "
-        f"cpu {result.cpu_ms:6.2f} ms/req  errors {result.errors}  {note}".rstrip(),
+        f"cpu {result.cpu_ms:6.2f} ms/req  database {result.database_cpu_ms:6.2f} ms/req  "
+        f"errors {result.errors}  {note}".rstrip(),
         flush=True,
     )
 

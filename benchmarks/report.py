@@ -107,20 +107,27 @@ def _floor_ratio(row: Measure, floor: Measure | None) -> str:
 
 
 def _table_row(
-    label: str, row: Measure, ratio: float, target: float | None, floor: Measure | None = None
+    label: str,
+    row: Measure,
+    ratio: float,
+    target: float | None,
+    floor: Measure | None = None,
+    database: bool = False,
 ) -> str:
-    """A row of a size's table."""
+    """A row of a size's table; with ``database``, the database server's CPU per request too."""
     low = row.low.p50_ms if row.low else float("nan")
     aim = "" if target is None else _aim(ratio, target)
+    database_cpu = f"{_number(row.database_cpu_ms, 2)} | " if database else ""
     return (
         f"| {label} | {row.requests_per_second:.0f} | {row.p50_ms:.1f} | {row.p99_ms:.1f} | "
         f"{_number(low)} | {_number(ratio, 2)} | {aim} | {_floor_ratio(row, floor)} | "
-        f"{_number(row.cpu_ms, 2)} | {row.errors} |"
+        f"{_number(row.cpu_ms, 2)} | {database_cpu}{row.errors} |"
     )
 
 
-def stage_lines(stage: Stage) -> list[str]:
-    """The table of one size, and what was run beside or in turns."""
+def stage_lines(stage: Stage, database: bool = False) -> list[str]:
+    """The table of one size, and what was run beside or in turns; with ``database`` (a
+    PostgreSQL server on this machine), the server's CPU per request in a column of its own."""
     seed, seconds, when = stage.seed_report, stage.seed_seconds, ""
     kept = seed.get("seeding") or {}
     if seed.get("reused") and kept:
@@ -143,12 +150,17 @@ def stage_lines(stage: Stage) -> list[str]:
         seeded,
         "",
         f"| scenario | req/s | p50 ms | p99 ms | p50 ms at {LOW_CONNECTIONS} conn. | x reference | target "
-        "| x floor | worker CPU ms/req | errors |",
-        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+        f"| x floor | worker CPU ms/req | {'database CPU ms/req | ' if database else ''}errors |",
+        f"|---|---:|---:|---:|---:|---:|---|---:|---:|{'---:|' if database else ''}---:|",
     ]
     lines += [
         _table_row(
-            row.scenario, row, _ratio(row, stage), TARGETS.get(row.scenario), stage.floors.get(row.scenario)
+            row.scenario,
+            row,
+            _ratio(row, stage),
+            TARGETS.get(row.scenario),
+            stage.floors.get(row.scenario),
+            database,
         )
         for row in stage.measures
     ]
@@ -157,9 +169,9 @@ def stage_lines(stage: Stage) -> list[str]:
         ("*reference list*", stage.reference_list),
         ("*reference ping*", stage.reference_ping),
     ]
-    lines += [_table_row(label, row, 1.0, None) for label, row in references if row]
+    lines += [_table_row(label, row, 1.0, None, database=database) for label, row in references if row]
     lines += [
-        _table_row(f"*floor of {name}*", floor, _ratio(floor, stage), None)
+        _table_row(f"*floor of {name}*", floor, _ratio(floor, stage), None, database=database)
         for name, floor in stage.floors.items()
     ]
     for row in stage.measures:
@@ -246,7 +258,9 @@ def write_results(runs: list[BackendRun]) -> None:
         "can have a lower p50 at the same connections. *x floor* compares a read with the reference app",
         "reading its fifty rows and then answering with Earful's own answer to that read, saved at the",
         "start (a JSON document encoded again on every request, a page sent as it is): what a read",
-        "returning that much costs on this stack before any of Earful's work.",
+        "returning that much costs on this stack before any of Earful's work. On PostgreSQL,",
+        "*database CPU ms/req* is the database server's own CPU time per request (its processes on",
+        "this machine, sharing its cores with the workers and wrk), which the workers' figure leaves out.",
         "",
         f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- Machine: {info['cores']} cores ({info['cpu']}), {info['memory']} RAM, {info['os']}",
@@ -256,7 +270,7 @@ def write_results(runs: list[BackendRun]) -> None:
     for result in runs:
         lines += [f"## {result.backend}", ""]
         for stage in result.stages:
-            lines += stage_lines(stage)
+            lines += stage_lines(stage, database=result.backend == "PostgreSQL")
         if len(result.stages) > 1:
             lines += growth_lines(result.stages)
     if NOTES.exists():

@@ -55,6 +55,7 @@ from benchmarks.load import (
     PAIRS,
     Measure,
     Scenario,
+    database_cpu_seconds,
     measure,
     measure_in_turns,
     measure_low,
@@ -130,7 +131,7 @@ def measure_two_processes(
     """``scenario`` on two servers at once, each on half the connections; their sum (requests,
     CPU of both servers' workers) and the slower p50/p99."""
     half = max(1, CONNECTIONS // 2)
-    before = sum(workers_cpu_seconds(server) for server in servers)
+    before, database_before = sum(workers_cpu_seconds(server) for server in servers), database_cpu_seconds()
     with ThreadPoolExecutor(2) as pool:
         runs = [pool.submit(wrk, name, base, replace(scenario, connections=half)) for base in bases]
         results = [run.result() for run in runs]
@@ -145,6 +146,7 @@ def measure_two_processes(
     )
     if requests:
         combined.cpu_ms = (sum(workers_cpu_seconds(server) for server in servers) - before) * 1000 / requests
+        combined.database_cpu_ms = (database_cpu_seconds() - database_before) * 1000 / requests
     return combined
 
 
