@@ -15,6 +15,11 @@ def export_response(application_id: int, body: AsyncIterator[bytes], export_form
     name = export.file_name(application_id, export_format, datetime.now(UTC).date())
     disposition = f'attachment; filename="{name}"'
     # text/csv gets "; charset=utf-8" from werkzeug; JSON Lines is UTF-8 by definition.
-    return Response(
+    response = Response(
         body, mimetype=export.FORMATS[export_format], headers={"Content-Disposition": disposition}
     )
+    # Quart ends every answer that takes longer than RESPONSE_TIMEOUT (60 s) to send, silently:
+    # an export of ten million threads takes minutes, and was cut after a minute. The body is
+    # read in keyset batches and sent as the client reads it, so a slow client only slows it.
+    response.timeout = None
+    return response

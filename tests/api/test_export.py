@@ -151,3 +151,13 @@ async def test_a_nul_in_the_search_text_is_dropped_not_sent_to_the_database(api,
     _, text = await downloaded(api, token, application, "format=jsonl&q=Ref%00und")
 
     assert [json.loads(line)["id"] for line in text.splitlines()] == [thread.id]
+
+
+async def test_an_export_longer_than_the_response_timeout_is_sent_whole(app, api, token, application):
+    for _ in range(3):
+        await make_thread(application)
+    app.config["RESPONSE_TIMEOUT"] = 0.000_001  # every other answer would be cut at once
+
+    _, text = await downloaded(api, token, application, "format=jsonl")
+
+    assert len(text.splitlines()) == 3
