@@ -235,6 +235,7 @@ def export_line(measure: ExportMeasure) -> str:
         f"open then archived): {measure.seconds:.1f} s, {measure.rows_per_second:,.0f} rows/s; "
         f"the serving worker's resident memory peaked at {measure.rss_peak_mb:.0f} MB "
         f"({measure.rss_before_mb:.0f} MB before it)."
+        + (f" **It failed** after those rows: {measure.failure}." if measure.failure else "")
     )
 
 

@@ -190,6 +190,7 @@ class ExportMeasure:
     megabytes: float
     rss_before_mb: float
     rss_peak_mb: float
+    failure: str = ""  # why the export stopped before its end, if it did
 
     @property
     def rows_per_second(self) -> float:
@@ -230,9 +231,14 @@ def measure_export(base: str, token: str, application_id: int, server: subproces
                             rows += chunk.count(b"\r\n") + (last == b"\r" and chunk[:1] == b"\n")
                             last = chunk[-1:]
                     rows -= 1  # the header line
+        except httpx.HTTPError as error:
+            # Reported in the results rather than ending the run and losing every figure.
+            failure = f"{type(error).__name__}: {error}"
+        else:
+            failure = ""
         finally:
             done = True
             sampling.result()
     seconds = time.perf_counter() - started
     # Rows counted by their line ends: the seed's messages hold no CRLF of their own.
-    return ExportMeasure("csv", rows, seconds, size / 1024 / 1024, before, peak)
+    return ExportMeasure("csv", rows, seconds, size / 1024 / 1024, before, peak, failure)
