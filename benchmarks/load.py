@@ -89,11 +89,23 @@ def workers_cpu_seconds(process: subprocess.Popen) -> float:
     return sum(_cpu_seconds(Path(f"/proc/{pid}/stat")) for pid in pids)
 
 
-def database_cpu_seconds() -> float:
-    """User + system CPU time used so far by the processes of a PostgreSQL server on this
-    machine (the bench's database runs on 127.0.0.1). A backend that exits takes its time
-    with it; the servers' pools keep theirs open while a scenario runs."""
-    return sum(_cpu_seconds(stat, "postgres") for stat in Path("/proc").glob("[0-9]*/stat"))
+def database_cpu_seconds() -> dict[int, float]:
+    """User + system CPU time used so far by each process of a PostgreSQL server on this
+    machine (the bench's database runs on 127.0.0.1), by process id: see
+    :func:`database_cpu_since`."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        seconds = _cpu_seconds(stat, "postgres")
+        if seconds:
+            found[int(stat.parent.name)] = seconds
+    return found
+
+
+def database_cpu_since(before: dict[int, float]) -> float:
+    """The PostgreSQL server's CPU seconds since ``before``, process by process: a process that
+    started meanwhile counts from zero, one that ended meanwhile (an autovacuum worker) is left
+    out with the time it spent (a sum over the processes would count it negatively)."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in database_cpu_seconds().items())
 
 
 def measure(name: str, url: str, scenario: Scenario, server: subprocess.Popen) -> Measure:
@@ -106,7 +118,7 @@ def measure(name: str, url: str, scenario: Scenario, server: subprocess.Popen) -
     result = wrk(name, url, scenario)
     if result.requests:
         result.cpu_ms = (workers_cpu_seconds(server) - before) * 1000 / result.requests
-        result.database_cpu_ms = (database_cpu_seconds() - database_before) * 1000 / result.requests
+        result.database_cpu_ms = database_cpu_since(database_before) * 1000 / result.requests
     return result
 
 

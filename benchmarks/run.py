@@ -56,6 +56,7 @@ from benchmarks.load import (
     Measure,
     Scenario,
     database_cpu_seconds,
+    database_cpu_since,
     measure,
     measure_in_turns,
     measure_low,
@@ -146,7 +147,7 @@ def measure_two_processes(
     )
     if requests:
         combined.cpu_ms = (sum(workers_cpu_seconds(server) for server in servers) - before) * 1000 / requests
-        combined.database_cpu_ms = (database_cpu_seconds() - database_before) * 1000 / requests
+        combined.database_cpu_ms = database_cpu_since(database_before) * 1000 / requests
     return combined
 
 
