@@ -20,6 +20,8 @@ def export_response(application_id: int, body: AsyncIterator[bytes], export_form
     )
     # Quart ends every answer that takes longer than RESPONSE_TIMEOUT (60 s) to send, silently:
     # an export of ten million threads takes minutes, and was cut after a minute. The body is
-    # read in keyset batches and sent as the client reads it, so a slow client only slows it.
+    # read in keyset batches, a statement each, and sent as the client reads it: a slow client
+    # slows its export, and one that stops reading holds its socket and one batch, no database
+    # connection (app.services.export.export_rows).
     response.timeout = None
     return response
