@@ -97,10 +97,16 @@ def prepare_dataset(env: dict[str, str], data_dir: Path, database: str) -> Datas
 
 def seed_to(env: dict[str, str], dataset: Dataset, size: int) -> tuple[float, dict]:
     """Seed the application up to ``size`` threads (the threads that scenarios add aside);
-    the wall-clock seconds and the seed's report."""
+    the wall-clock seconds and the seed's report, those of the earlier run that seeded a kept
+    dataset (with ``seeded_at``), or 0 and ``reused`` when that run did not seed it whole."""
     missing = size - dataset.seeded
     if missing <= 0:
-        return 0.0, {"threads": dataset.seeded, "reused": True, "seeding": dataset.seeding}
+        if dataset.seeding:  # seeded whole by an earlier run: its figures, and when
+            return dataset.seeding["seconds"], {
+                **dataset.seeding["report"],
+                "seeded_at": dataset.seeding["at"],
+            }
+        return 0.0, {"threads": dataset.seeded, "reused": True}
     print(f"seeding {missing:,} threads into application {dataset.application_id} ...", flush=True)
     started = time.perf_counter()
     out = run(

@@ -16,26 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
 LUA = ROOT / "benchmarks" / "lua"
-
-
 HOST = "127.0.0.1"
-
-
 DURATION = os.environ.get("BENCH_DURATION", "10s")
-
-
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
-
-
 WRK_THREADS = int(os.environ.get("BENCH_WRK_THREADS", "2"))
-
-
 PAIRS = int(os.environ.get("BENCH_PAIRS", "3"))
-
-
 LOW_CONNECTIONS = int(os.environ.get("BENCH_LOW_CONNECTIONS", "4"))
 
 

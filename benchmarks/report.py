@@ -13,14 +13,10 @@ from benchmarks.load import CONNECTIONS, DURATION, LOW_CONNECTIONS, PAIRS, ROOT,
 from benchmarks.servers import WORKERS, ExportMeasure
 
 RESULTS = ROOT / "benchmarks" / "results.md"
-
-
 NOTES = ROOT / "benchmarks" / "notes.md"
-
 
 # Scenarios that write compare with the reference's submit, the others with its list.
 WRITES = {"capture submit", "capture open", "upload 100 KB", "post reply"}
-
 
 # The throughput each scenario should reach, as a share of its reference's (issue #26).
 TARGETS = {
@@ -32,7 +28,6 @@ TARGETS = {
     "thread page": 0.5,
 }
 
-
 # Every scenario at the largest size should keep this share of its throughput at the smallest.
 GROWTH_TARGET = 0.8
 
@@ -42,7 +37,7 @@ class Stage:
     """Every scenario measured at one size of the application."""
 
     threads: int
-    seed_seconds: float  # seeding up to this size, this run (0: the data dir had it already)
+    seed_seconds: float  # seeding up to this size (0: a kept data dir had it, seeding unknown)
     seed_report: dict
     measures: list[Measure]
     reference: Measure | None
@@ -128,21 +123,15 @@ def _table_row(
 def stage_lines(stage: Stage, database: bool = False) -> list[str]:
     """The table of one size, and what was run beside or in turns; with ``database`` (a
     PostgreSQL server on this machine), the server's CPU per request in a column of its own."""
-    seed, seconds, when = stage.seed_report, stage.seed_seconds, ""
-    kept = seed.get("seeding") or {}
-    if seed.get("reused") and kept:
-        seed, seconds, when = (
-            kept["report"],
-            kept["seconds"],
-            f" on {kept['at']}, reused from `BENCH_DATA_DIR`",
-        )
+    seed = stage.seed_report
     if seed.get("reused"):
         seeded = f"Seed: {stage.threads:,} threads, reused from `BENCH_DATA_DIR`."
     else:
+        when = f" on {seed['seeded_at']}, reused from `BENCH_DATA_DIR`" if "seeded_at" in seed else ""
         seeded = (
             f"Seed: {seed.get('threads', 0):,} threads added, {seed.get('replies', 0):,} replies and notes, "
             f"{seed.get('tag_links', 0):,} tag links, {seed.get('members', 0):,} senders in "
-            f"{seconds:.1f} s (`earful seed`, wall clock including start-up){when}."
+            f"{stage.seed_seconds:.1f} s (`earful seed`, wall clock including start-up){when}."
         )
     lines = [
         f"### {stage.threads:,} threads",

@@ -81,11 +81,7 @@ from benchmarks.servers import (
 )
 
 THREADS = int(os.environ.get("BENCH_THREADS", "1000000"))
-
-
 ONLY = {name for name in os.environ.get("BENCH_ONLY", "").split(",") if name}
-
-
 MILLION = 1_000_000
 
 
@@ -102,24 +98,17 @@ def bench_sizes() -> list[int]:
 
 SIZES = bench_sizes()
 
-
 # The databases to measure (BENCH_BACKENDS=postgresql measures PostgreSQL alone).
 BACKENDS = {name.strip().lower() for name in os.environ.get("BENCH_BACKENDS", "sqlite,postgresql").split(",")}
 
-
 REFERENCE = Scenario("reference submit", "/submit", "reference_submit.lua")
-
-
 REFERENCE_LIST = Scenario("reference list", "/list")
-
 
 # The least any request costs on this stack: its p50 at 32 connections bounds every target's.
 REFERENCE_PING = Scenario("reference ping", "/ping")
 
-
 # Earful's scenarios measured in turns with one of the reference app's, and that one.
 IN_TURNS = {"capture submit": REFERENCE, "feedback list": REFERENCE_LIST}
-
 
 # Measured on PostgreSQL with a second ``earful serve`` on the same database (two hosts behind a
 # balancer, on one machine here): the load split half and half, the figures summed.
@@ -180,8 +169,6 @@ def bench_second_process(
 # Where post reply writes: the REPLY_SPREAD threads (reply.lua's BENCH_SPREAD) ending this far
 # below the thread the reading scenarios use.
 REPLIES_BELOW = 100_000
-
-
 REPLY_SPREAD = 1000
 
 
