@@ -16,7 +16,7 @@ from quart import Quart
 
 from app.config import Settings
 from app.logs import job_run
-from app.services.attachments import delete_unclaimed
+from app.services.attachments import delete_unclaimed, forget_past_upload_days
 from app.services.invalidation import serve_invalidations
 from app.services.mail.outbox import run_worker
 from app.services.notifications import send_digests
@@ -68,13 +68,14 @@ async def run_housekeeping(
     interval: float = HOUSEKEEPING_SECONDS,
     first_delay: float = HOUSEKEEPING_FIRST_DELAY,
 ) -> None:
-    """Delete uploads never attached to a thread (after a day) and webhook logs older than their
-    keep: ``first_delay`` seconds after start-up (which stays quick), then every ``interval``
-    seconds, until ``stop`` is set."""
+    """Delete uploads never attached to a thread (after a day), the upload counts of past days
+    and webhook logs older than their keep: ``first_delay`` seconds after start-up (which stays
+    quick), then every ``interval`` seconds, until ``stop`` is set."""
     delay = first_delay
     while not await _stopped_within(stop, delay):
         with job_run("housekeeping", "housekeeping round failed", logger):
             await delete_unclaimed(storage_for(settings))
+            await forget_past_upload_days()
             await forget_old_deliveries(datetime.now(UTC))
         delay = interval
 

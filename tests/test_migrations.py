@@ -317,6 +317,62 @@ async def test_upgrade_keeps_the_ids_of_existing_attachments(empty_database):
     assert json.loads(output.strip().splitlines()[-1]) == [[1, "old.txt"]]
 
 
+UPLOAD_DAYS_SCRIPT = (
+    """
+import asyncio, json, sys
+from datetime import UTC, datetime, timedelta
+from tortoise import Tortoise, connections
+from tortoise.migrations.api.migrate import migrate
+from app.db import atomic, close_database, ensure_sqlite_directory, open_database, tortoise_config
+from app.db import upgrade_database
+from app.models import UploadDay
+from tests.factories import make_user
+"""
+    + OLD_APPLICATION
+    + OLD_THREAD
+    + """
+async def main(url):
+    ensure_sqlite_directory(url)
+    await migrate(config=tortoise_config(url), target="models.0018_search_database")
+    await Tortoise.close_connections()
+    await open_database(url)
+    application = await old_application()
+    thread_id = await old_thread(application)
+    postgres = connections.get("default").capabilities.dialect == "postgres"
+    reply = await atomic(lambda: connections.get("default").execute_query_dict(
+        "INSERT INTO replies (application_id, feedback_id, type, message, from_agent, email, created_at) "
+        + ("VALUES ($1, $2, 'reply', 'Hi', false, 'a@example.org', now()) RETURNING id" if postgres
+           else "VALUES (?, ?, 'reply', 'Hi', 0, 'a@example.org', CURRENT_TIMESTAMP) RETURNING id"),
+        [application.id, thread_id]))
+    now = datetime.now(UTC)
+    # Today: a free upload, one claimed by a thread, a file of a reply (e-mail); yesterday: one.
+    for size, feedback_id, reply_id, at in (
+        (3, None, None, now), (5, thread_id, None, now), (11, None, reply[0]["id"], now),
+        (7, None, None, now - timedelta(days=1)),
+    ):
+        values = [size, application.id, feedback_id, reply_id, size, at if postgres else at.isoformat(" ")]
+        marks = ", ".join(f"${n}" if postgres else "?" for n in range(1, len(values) + 1))
+        await atomic(lambda values=values, marks=marks: connections.get("default").execute_query(
+            "INSERT INTO attachments (id, application_id, feedback_id, reply_id, size, created_at, name, "
+            f"mime_type, storage_name, token) VALUES ({marks}, 'f', 'text/plain', 'x', 't')", values))
+    await close_database()
+    await upgrade_database(url)
+    await open_database(url)
+    rows = await UploadDay.all().values_list("application_id", "day", "bytes")
+    print(json.dumps([[a == application.id, str(day) == str(now.date()), total] for a, day, total in rows]))
+    await close_database()
+
+asyncio.run(main(sys.argv[1]))
+"""
+)
+
+
+async def test_upgrade_counts_todays_uploads_toward_the_days_quota(empty_database):
+    output = await run_python(UPLOAD_DAYS_SCRIPT, empty_database)
+
+    assert json.loads(output.strip().splitlines()[-1]) == [[True, True, 8]]
+
+
 ROLES_SCRIPT = """
 import asyncio, json, sys
 from tortoise import Tortoise, connections

@@ -33,6 +33,7 @@ from app.models.feedback import (
     Reply,
     ReplyDay,
     Tag,
+    UploadDay,
 )
 from app.models.saved_replies import SavedReply
 from app.models.webhooks import (
@@ -80,6 +81,7 @@ __all__ = [
     "SavedReply",
     "SignInThrottle",
     "Tag",
+    "UploadDay",
     "User",
     "WebhookAttempt",
     "WebhookDelivery",

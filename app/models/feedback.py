@@ -190,6 +190,27 @@ class Attachment(Model):
         )
 
 
+class UploadDay(Model):
+    """Bytes an application took through uploads on one UTC day, counted on write.
+
+    The daily upload quota reads this row instead of summing the day's files: the sum grew with
+    every upload of the day. It counts bytes accepted, so a file deleted later still counts
+    toward its day (as a metered quota does); e-mail attachments are not uploads and do not
+    count. Housekeeping drops the rows of past days.
+    """
+
+    id = fields.IntField(primary_key=True)
+    application: fields.ForeignKeyRelation["Application"] = fields.ForeignKeyField(
+        "models.Application", related_name="upload_days", on_delete=fields.CASCADE
+    )
+    day = fields.DateField()
+    bytes = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "upload_days"
+        unique_together = (("application_id", "day"),)
+
+
 class FormOpen(Model):
     """One display of the feedback form, counted for the statistics of opens against submits."""
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from app.repositories.sql import (
     Row,
     change,
     change_returning,
     columns,
+    day,
     insert_rows,
     moment,
     parameters,
@@ -119,28 +120,30 @@ async def delete_unclaimed_before(before: datetime, batch: int) -> list[tuple[in
     return [(int(row["application_id"]), str(row["storage_name"])) for row in rows]
 
 
-def uploaded_since_statement(
-    application_id: int, since: datetime, first_thread_id: int
-) -> tuple[str, list[object]]:
-    """The statement of :func:`bytes_uploaded_since` (its plan is tested)."""
-    return (
-        "SELECT COALESCE(SUM(size), 0) AS total FROM ("
-        "SELECT size FROM attachments WHERE application_id = {} AND feedback_id IS NULL "
-        "AND reply_id IS NULL AND created_at >= {} UNION ALL "
-        "SELECT size FROM attachments WHERE application_id = {} AND feedback_id >= {} AND created_at >= {}"
-        ") uploaded",
-        [application_id, moment(since), application_id, first_thread_id, moment(since)],
+async def bytes_uploaded_on(application_id: int, on_date: date) -> int:
+    """Bytes the application took through uploads on a UTC day (0: none)."""
+    row = await select_one(
+        "SELECT bytes FROM upload_days WHERE application_id = {} AND day = {}", [application_id, day(on_date)]
     )
+    return int(row["bytes"]) if row else 0
 
 
-async def bytes_uploaded_since(application_id: int, since: datetime, first_thread_id: int) -> int:
-    """Bytes of the application's files recorded since ``since``: those still free, and those
-    claimed by threads from ``first_thread_id`` on.
+async def add_uploaded_bytes(application_id: int, on_date: date, added: int) -> int:
+    """Count ``added`` bytes toward the application's uploads of a UTC day (inside a
+    transaction); the day's total with them.
 
-    Two ranges of the (application, thread) index instead of every file the application ever
-    had: free uploads live a day at most (housekeeping), and thread ids grow with time, so the
-    threads that can hold a file of the day come from the day's first thread on. Files of
-    replies (e-mail) are left out.
+    One statement both adds and reads, and it holds the day's row until the transaction ends:
+    two uploads at once cannot both pass a quota that has room for only one.
     """
-    row = await select_one(*uploaded_since_statement(application_id, since, first_thread_id))
-    return int(row["total"]) if row else 0
+    row = await change_returning(
+        "INSERT INTO upload_days (application_id, day, bytes) VALUES ({}, {}, {}) "
+        "ON CONFLICT (application_id, day) DO UPDATE SET bytes = upload_days.bytes + excluded.bytes "
+        "RETURNING bytes",
+        [application_id, day(on_date), added],
+    )
+    return int(row[0]["bytes"])
+
+
+async def drop_upload_days_before(on_date: date) -> int:
+    """Forget the upload counts of the days before ``on_date``; how many were dropped."""
+    return await change("DELETE FROM upload_days WHERE day < {}", [day(on_date)])

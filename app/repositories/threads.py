@@ -277,16 +277,6 @@ async def upsert_senders(threads: Sequence[NewThreadRow], now: datetime) -> dict
     return {(row["application_id"], row["email"]): row["id"] for row in rows}
 
 
-async def first_thread_since(application_id: int, since: datetime) -> int | None:
-    """The id of the application's first thread created at ``since`` or later (None: none yet)."""
-    row = await select_one(
-        "SELECT id FROM feedback WHERE application_id = {} AND created_at >= {} "
-        "ORDER BY created_at, id LIMIT 1",
-        [application_id, moment(since)],
-    )
-    return None if row is None else int(row["id"])
-
-
 async def reserve_thread_ids(count: int) -> list[int]:
     """Take ``count`` new thread ids, so that the threads go in one multi-row insert.
 

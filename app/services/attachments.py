@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from tortoise.exceptions import IntegrityError
 
@@ -13,14 +13,13 @@ from app.config import DEFAULT_QUOTAS, Quotas
 from app.db import transactional
 from app.errors import NotFound, PayloadTooLarge, ValidationError
 from app.i18n import N_
-from app.repositories import attachments, threads
+from app.repositories import attachments
 from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
 from app.services import storage as stored
 from app.services.files import IncomingFile, clean_filename, new_file_name, sniff_mime_type
 from app.services.security import random_token, secrets_match
 from app.services.storage import Storage, StoredFile, upload_key
-from app.services.validation import MAX_ID
 
 logger = logging.getLogger("earful.attachments")
 
@@ -59,15 +58,17 @@ def check_uploads(
             raise PayloadTooLarge(N_("File too large"))
 
 
+def _utc_day(now: datetime | None = None) -> date:
+    return (now or datetime.now(UTC)).astimezone(UTC).date()
+
+
 async def check_daily_quota(
     application_id: int, adding: int, quotas: Quotas, now: datetime | None = None
 ) -> None:
     """Refuse ``adding`` more bytes when they would take the application's uploads of the UTC
-    day past the quota: the public key must not let anyone fill the disk."""
-    day = (now or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
-    first_thread = await threads.first_thread_since(application_id, day)
-    # No thread today: no claimed file can be of today (no thread id is past MAX_ID).
-    uploaded = await attachments.bytes_uploaded_since(application_id, day, first_thread or MAX_ID)
+    day past the quota: the public key must not let anyone fill the disk. Checked before any
+    file is written; :func:`_record_within_quota` counts the bytes and checks again."""
+    uploaded = await attachments.bytes_uploaded_on(application_id, _utc_day(now))
     if uploaded + adding > quotas.upload_bytes_per_day:
         raise PayloadTooLarge(N_("Upload quota exceeded for today"))
 
@@ -116,11 +117,15 @@ async def remove_uploads(storage: Storage, uploads: Sequence[AttachmentRow]) -> 
 
 
 async def _record_within_quota(uploads: Sequence[AttachmentRow], quotas: Quotas) -> list[int]:
-    """Record uploads (inside a transaction) if the day's quota still has room for them: checked
-    again here, after the writers' queue is taken (SQLite), so that concurrent uploads on one
-    database cannot all pass a check made before either wrote."""
+    """Record uploads (inside a transaction) and count their bytes toward the day's quota; when
+    that takes the day past the quota, nothing is recorded. The count is added and read in one
+    statement that holds the day's row, so concurrent uploads cannot all pass a check made
+    before either wrote."""
     if uploads:
-        await check_daily_quota(uploads[0].application_id, sum(u.size for u in uploads), quotas)
+        adding = sum(upload.size for upload in uploads)
+        total = await attachments.add_uploaded_bytes(uploads[0].application_id, _utc_day(), adding)
+        if total > quotas.upload_bytes_per_day:
+            raise PayloadTooLarge(N_("Upload quota exceeded for today"))
     return await record_uploads(uploads)
 
 
@@ -215,3 +220,9 @@ async def delete_unclaimed(storage: Storage, now: datetime | None = None, batch:
     if total:
         logger.info("deleted %d uploads never attached to a thread", total)
     return total
+
+
+async def forget_past_upload_days(now: datetime | None = None) -> int:
+    """Drop the upload counts of days before yesterday (the quota reads only today's; yesterday's
+    is kept for an upload whose transaction began before midnight); how many were dropped."""
+    return await transactional(attachments.drop_upload_days_before)(_utc_day(now) - timedelta(days=1))

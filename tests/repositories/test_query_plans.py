@@ -16,7 +16,7 @@ from tortoise import connections
 
 from app.db import atomic
 from app.models import Feedback
-from app.repositories import attachments, deletion, maintenance, replies, search, tags, threads
+from app.repositories import deletion, maintenance, replies, search, tags, threads
 from app.repositories.inbox import ThreadQuery
 from app.services.search import SCAN_WINDOW
 from app.services.seed import SPAN_DAYS, seed_application
@@ -26,7 +26,6 @@ from tests.factories import (
     make_organization,
     make_reply,
     make_thread,
-    make_upload,
     make_user,
 )
 
@@ -213,18 +212,6 @@ async def test_replies_of_one_type_are_read_in_order_and_counted_from_their_inde
 
     assert "TEMP B-TREE" not in page_plan and "Sort" not in page_plan, page_plan
     assert index in page_plan and index in count_plan, (index, page_plan, count_plan)
-
-
-async def test_the_days_upload_quota_is_summed_off_an_index_of_the_application(backend):
-    agent = await make_user()
-    application = await make_application(agent)
-    thread = await make_thread(application, attachments=[await make_upload(application)])
-    await make_upload(application)
-
-    template, values = attachments.uploaded_since_statement(application.id, datetime.now(UTC), thread.id)
-    plan = await _plan(_inline(template, values), backend)
-
-    assert "SCAN attachments" not in plan and "Seq Scan" not in plan, plan
 
 
 async def test_a_tag_search_walks_the_applications_tags_in_name_order(backend):

@@ -12,15 +12,17 @@ import pytest
 from app.config import Quotas, Settings
 from app.db import atomic
 from app.errors import PayloadTooLarge, ValidationError
-from app.models import Attachment
+from app.models import Attachment, UploadDay
 from app.services.attachments import (
     MAX_ATTACHMENT_ID,
     UNCLAIMED_LIFETIME,
     attachment_key,
     check_daily_quota,
     delete_unclaimed,
+    forget_past_upload_days,
     store_uploads,
 )
+from app.services.deletion import delete_thread
 from app.services.files import IncomingFile
 from app.services.replies import attachments_of_replies
 from app.services.storage import Storage, storage_for
@@ -182,6 +184,36 @@ async def test_another_applications_uploads_do_not_count_toward_the_quota(db, ag
     await store_uploads(disk, other, [IncomingFile("a.bin", b"x" * 100)], 1000, quotas)
 
     await check_daily_quota(application.id, 100, quotas)
+
+
+async def test_files_deleted_later_still_count_toward_the_days_quota(db, application, disk):
+    quotas = Quotas(upload_bytes_per_day=100)
+    ids = await store_uploads(disk, application, [IncomingFile("a.bin", b"x" * 60)], 1000, quotas)
+    thread = await make_thread(application, attachments=ids)
+    await delete_thread(application, thread.id, disk)
+
+    with pytest.raises(PayloadTooLarge):
+        await check_daily_quota(application.id, 41, quotas)
+
+
+async def test_concurrent_uploads_cannot_both_take_the_last_room_in_the_quota(db, application, disk):
+    quotas = Quotas(upload_bytes_per_day=100)
+
+    both = [IncomingFile(f"{n}.bin", b"x" * 60) for n in (1, 2)]
+    uploads = [store_uploads(disk, application, [upload], 1000, quotas) for upload in both]
+    outcomes = await asyncio.gather(*uploads, return_exceptions=True)
+
+    assert sorted(type(outcome).__name__ for outcome in outcomes) == ["PayloadTooLarge", "list"]
+    assert await Attachment.all().count() == 1
+    assert len(await disk.keys(f"uploads/{application.id}")) == 1
+
+
+async def test_housekeeping_forgets_the_upload_counts_of_past_days(db, application, disk):
+    await store_uploads(disk, application, files("a.txt"), 1000)
+
+    assert await forget_past_upload_days(datetime.now(UTC) + timedelta(days=1)) == 0
+    assert await forget_past_upload_days(datetime.now(UTC) + timedelta(days=2)) == 1
+    assert not await UploadDay.exists()
 
 
 async def test_unclaimed_uploads_are_deleted_in_batches(db, application, storage):
