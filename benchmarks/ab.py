@@ -123,7 +123,7 @@ def bench(backend: str, before: Path, database_url: str | None) -> list[Pair]:
             thread_id = client.get(f"/applications/{application_id}/feedback?limit=1").json()["data"][0]["id"]
         cookie = session_cookie(base)  # the session key lives in the shared data directory
         upload = data_dir / "upload.bin"
-        upload.write_bytes(os.urandom(1024))
+        upload.write_bytes(os.urandom(100 * 1024))  # as make bench sends: the scenario is named for it
         chosen = [
             scenario
             for scenario in scenarios(application_id, key, token, thread_id, cookie, upload)
