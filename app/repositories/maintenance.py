@@ -35,8 +35,13 @@ async def move_sequences_past_ids(tables: tuple[Table, ...]) -> None:
 
 
 async def refresh_statistics(tables: tuple[Table, ...]) -> None:
-    """Let the query planner see the new sizes of the tables."""
-    await script(f"ANALYZE {', '.join(tables)}" if postgres() else "ANALYZE")
+    """Let the query planner see the new sizes of the tables.
+
+    On SQLite the main file only: a bare ``ANALYZE`` also analyzes every attached database, so
+    it read the whole search index (app.search_db) holding that file's write lock, and the
+    indexer still catching up beside ``earful seed`` gave up after the busy timeout ("database
+    is locked" at the end of a ten-million-thread seed)."""
+    await script(f"ANALYZE {', '.join(tables)}" if postgres() else "ANALYZE main")
 
 
 # The page cache of the connection that bulk-loads on SQLite (earful seed), in KiB.
