@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from app.repositories.search import SCAN_CONDITION
-from app.repositories.sql import moment, parameters, postgres, select, select_one
+from app.repositories.sql import limit_clause, moment, parameters, postgres, select, select_one
 from app.repositories.threads import ThreadRow, id_condition, newest_first, select_threads, thread_of
 
 
@@ -108,11 +108,10 @@ class ThreadQuery:
     def statement(self, limit: int, offset: int = 0) -> tuple[str, list[object]]:
         """The statement of the newest ``limit`` threads of this query after skipping
         ``offset``, with their senders."""
-        skip, skipped = (" OFFSET {}", [offset]) if offset else ("", [])
         return (
             f"{select_threads(' '.join(self.joins))} "
-            f"WHERE {' AND '.join(self.conditions)} {self.order_by()} LIMIT {{}}{skip}",
-            [*self.join_values, *self.values, limit, *skipped],
+            f"WHERE {' AND '.join(self.conditions)} {self.order_by()} {limit_clause(limit, offset)}",
+            [*self.join_values, *self.values],
         )
 
     def count_statement(self, cap: int) -> tuple[str, list[object]]:
@@ -121,8 +120,8 @@ class ThreadQuery:
         sender = " JOIN members m ON m.id = f.member_id" if self.reads_sender else ""
         return (
             f"SELECT COUNT(*) AS found FROM (SELECT 1 FROM feedback f{sender} {' '.join(self.joins)} "
-            f"WHERE {' AND '.join(self.conditions)} LIMIT {{}}) matches",
-            [*self.join_values, *self.values, cap],
+            f"WHERE {' AND '.join(self.conditions)} {limit_clause(cap)}) matches",
+            [*self.join_values, *self.values],
         )
 
 

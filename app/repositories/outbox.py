@@ -12,6 +12,7 @@ from app.repositories.sql import (
     change,
     change_returning,
     columns,
+    limit_clause,
     moment,
     parameters,
     read_moment,
@@ -128,8 +129,8 @@ async def due(now: datetime, limit: int) -> list[OutboxRow]:
     rows = await select(
         f"SELECT {columns('o', OUTBOX_COLUMNS)} FROM outbound_emails o "
         "WHERE o.status IN ('pending', 'sending') AND o.next_attempt_at <= {} "
-        "ORDER BY o.next_attempt_at, o.id LIMIT {}",
-        [moment(now), limit],
+        f"ORDER BY o.next_attempt_at, o.id {limit_clause(limit)}",
+        [moment(now)],
     )
     return [_outbox_of(row) for row in rows]
 

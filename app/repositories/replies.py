@@ -14,6 +14,7 @@ from app.repositories.sql import (
     columns,
     day,
     insert_rows,
+    limit_clause,
     moment,
     parameters,
     postgres,
@@ -201,9 +202,9 @@ def page_statement(
         f"{columns('m', SENDER_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
         "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
         "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + conditions + " "
-        "ORDER BY r.created_at DESC, r.id DESC LIMIT {} OFFSET {}"
+        f"ORDER BY r.created_at DESC, r.id DESC {limit_clause(limit, offset)}"
     )
-    return template, [application_id, *values, limit, offset]
+    return template, [application_id, *values]
 
 
 async def page(

@@ -14,6 +14,7 @@ from app.repositories.sql import (
     change_returning,
     columns,
     insert_rows,
+    limit_clause,
     moment,
     parameters,
     postgres,
@@ -193,8 +194,8 @@ def page_of_state_statement(
     senders, newest first (its plan is tested against the indexes)."""
     return (
         f"{SELECT_THREADS} WHERE f.application_id = {{}} AND f.archived = {{}} {newest_first()} "
-        "LIMIT {} OFFSET {}",
-        [application_id, archived, limit, offset],
+        f"{limit_clause(limit, offset)}",
+        [application_id, archived],
     )
 
 
