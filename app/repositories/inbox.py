@@ -120,8 +120,8 @@ class ThreadQuery:
         sender = " JOIN members m ON m.id = f.member_id" if self.reads_sender else ""
         return (
             f"SELECT COUNT(*) AS found FROM (SELECT 1 FROM feedback f{sender} {' '.join(self.joins)} "
-            f"WHERE {' AND '.join(self.conditions)} {limit_clause(cap)}) matches",
-            [*self.join_values, *self.values],
+            f"WHERE {' AND '.join(self.conditions)} LIMIT {{}}) matches",
+            [*self.join_values, *self.values, cap],
         )
 
 

@@ -12,7 +12,6 @@ from app.repositories.sql import (
     change,
     change_returning,
     columns,
-    limit_clause,
     moment,
     parameters,
     read_moment,
@@ -129,8 +128,8 @@ async def due(now: datetime, limit: int) -> list[OutboxRow]:
     rows = await select(
         f"SELECT {columns('o', OUTBOX_COLUMNS)} FROM outbound_emails o "
         "WHERE o.status IN ('pending', 'sending') AND o.next_attempt_at <= {} "
-        f"ORDER BY o.next_attempt_at, o.id {limit_clause(limit)}",
-        [moment(now)],
+        "ORDER BY o.next_attempt_at, o.id LIMIT {}",
+        [moment(now), limit],
     )
     return [_outbox_of(row) for row in rows]
 

@@ -14,7 +14,6 @@ from app.repositories.sql import (
     columns,
     day,
     insert_rows,
-    limit_clause,
     moment,
     parameters,
     postgres,
@@ -202,9 +201,9 @@ def page_statement(
         f"{columns('m', SENDER_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
         "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
         "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + conditions + " "
-        f"ORDER BY r.created_at DESC, r.id DESC {limit_clause(limit, offset)}"
+        "ORDER BY r.created_at DESC, r.id DESC LIMIT {} OFFSET {}"
     )
-    return template, [application_id, *values]
+    return template, [application_id, *values, limit, offset]
 
 
 async def page(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from tortoise.filters import escape_like
 from tortoise.transactions import in_transaction
 
-from app.repositories.sql import Row, limit_clause, parameters, postgres, script, select, select_one
+from app.repositories.sql import Row, parameters, postgres, script, select, select_one
 from app.repositories.threads import id_condition, newest_first
 
 # The plain scan of an inbox page (``f`` the thread, ``m`` its sender): the message, the
@@ -109,9 +109,8 @@ async def _threads_below(
     extra, extra_values = _below(before)
     conditions = ["f.application_id = {}", "f.archived = {}", condition, *extra]
     rows = await select(
-        f"SELECT f.id AS id FROM feedback f WHERE {' AND '.join(conditions)} {newest_first()} "
-        f"{limit_clause(limit)}",
-        [application_id, archived, *values, *extra_values],
+        f"SELECT f.id AS id FROM feedback f WHERE {' AND '.join(conditions)} {newest_first()} LIMIT {{}}",
+        [application_id, archived, *values, *extra_values, limit],
     )
     return [int(row["id"]) for row in rows]
 

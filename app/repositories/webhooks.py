@@ -13,7 +13,6 @@ from app.repositories.sql import (
     change_returning,
     columns,
     insert_rows,
-    limit_clause,
     moment,
     parameters,
     postgres,
@@ -340,8 +339,8 @@ async def due_deliveries(now: datetime, limit: int) -> list[DeliveryRow]:
     """The deliveries to try at ``now``: pending, or being sent by a worker whose lease ran out."""
     rows = await select(
         SELECT_DELIVERIES + " WHERE d.status IN ('pending', 'sending') AND d.next_attempt_at <= {} "
-        f"ORDER BY d.next_attempt_at, d.id {limit_clause(limit)}",
-        [moment(now)],
+        "ORDER BY d.next_attempt_at, d.id LIMIT {}",
+        [moment(now), limit],
     )
     return [delivery_of(row) for row in rows]
 
