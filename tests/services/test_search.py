@@ -15,6 +15,7 @@ from app.services import search
 from app.services.feedback import set_archived
 from app.services.inbox import search_threads
 from tests.factories import make_application, make_thread, make_user
+from tests.search_lock import search_writer_held
 
 
 @pytest.fixture(autouse=True, params=["indexes", "unindexed", "scan"])
@@ -264,20 +265,9 @@ async def test_an_open_indexing_transaction_does_not_hold_up_writes_to_the_main_
     if backend != "sqlite":
         pytest.skip("the search file is SQLite's")
     await make_thread(application, message="Waiting to be indexed.")
-    holding, release = asyncio.Event(), asyncio.Event()
 
-    async def index_and_hold(client) -> None:
-        await search_index.index_batch(client, "feedback", 100)  # takes the search file's write lock
-        holding.set()
-        await release.wait()
-
-    indexing = asyncio.create_task(search_db.indexing(index_and_hold))
-    await holding.wait()
-    try:
+    async with search_writer_held():
         written = await asyncio.wait_for(make_thread(application, message="Captured meanwhile."), 5)
-    finally:
-        release.set()
-        await indexing
 
     assert written.id is not None
     assert await messages_found(application, "meanwhile") == ["Captured meanwhile."]
@@ -317,20 +307,9 @@ async def test_a_search_does_not_wait_for_an_indexer_holding_the_search_file(app
     if backend != "sqlite" or path == "indexes":
         pytest.skip("the search file is SQLite's; this path indexes first")
     await make_thread(application, message="Export while the index merges.")
-    holding, release = asyncio.Event(), asyncio.Event()
 
-    async def hold(client) -> None:  # as a long FTS5 merge does
-        await search_index.index_batch(client, "feedback", 1)
-        holding.set()
-        await release.wait()
-
-    indexing = asyncio.create_task(search_db.indexing(hold))
-    await holding.wait()
-    try:
+    async with search_writer_held(rows=1):
         found = await asyncio.wait_for(messages_found(application, "export"), 5)
-    finally:
-        release.set()
-        await indexing
 
     assert found == ["Export while the index merges."]
 
