@@ -14,6 +14,7 @@ from app.repositories.sql import (
     day,
     insert_rows,
     moment,
+    one_of,
     parameters,
     read_moment,
     select,
@@ -92,14 +93,16 @@ async def claim_for_reply(application_id: int, reply_id: int, attachment_ids: Se
 
 async def attachments_of(feedback_ids: Sequence[int], reply_ids: Sequence[int] = ()) -> list[AttachmentRow]:
     """The files of threads and of replies, in upload order."""
-    conditions = [f"a.feedback_id IN ({parameters(len(feedback_ids))})"] if feedback_ids else []
-    if reply_ids:
-        conditions.append(f"a.reply_id IN ({parameters(len(reply_ids))})")
+    conditions: list[str] = []
+    values: list[object] = []
+    for column, ids in (("a.feedback_id", feedback_ids), ("a.reply_id", reply_ids)):
+        if ids:
+            condition, more = one_of(column, ids)
+            conditions.append(condition)
+            values += more
     if not conditions:
         return []
-    rows = await select(
-        f"{_SELECT} WHERE {' OR '.join(conditions)} ORDER BY a.created_at, a.id", [*feedback_ids, *reply_ids]
-    )
+    rows = await select(f"{_SELECT} WHERE {' OR '.join(conditions)} ORDER BY a.created_at, a.id", values)
     return [attachment_of(row) for row in rows]
 
 

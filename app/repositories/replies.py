@@ -15,6 +15,7 @@ from app.repositories.sql import (
     day,
     insert_rows,
     moment,
+    one_of,
     parameters,
     postgres,
     read_moment,
@@ -124,11 +125,11 @@ async def replies_of_threads(feedback_ids: Sequence[int]) -> list[ReplyRow]:
     """The replies of threads with their agents, oldest first."""
     if not feedback_ids:
         return []
+    of_threads, values = one_of("r.feedback_id", feedback_ids)
     rows = await select(
         f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
-        f"LEFT JOIN users u ON u.id = r.user_id WHERE r.feedback_id IN ({parameters(len(feedback_ids))}) "
-        "ORDER BY r.id",
-        list(feedback_ids),
+        f"LEFT JOIN users u ON u.id = r.user_id WHERE {of_threads} ORDER BY r.id",
+        values,
     )
     return [reply_of(row) for row in rows]
 

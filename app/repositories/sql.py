@@ -49,6 +49,18 @@ def parameters(count: int) -> str:
     return ", ".join("{}" for _ in range(count))
 
 
+def one_of(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
+    """The condition "``column`` is one of ``values``" as a template and its parameters.
+
+    On PostgreSQL one array parameter (``= ANY({})``), so that the statement's text is the same
+    however many values there are: asyncpg prepares it once per connection and PostgreSQL may
+    keep its plan, where an ``IN`` list made a statement of its own for every count (the reply
+    ids of a page vary from page to page), prepared and planned anew. SQLite takes the list."""
+    if postgres():
+        return f"{column} = ANY({{}})", [list(values)]
+    return f"{column} IN ({parameters(len(values))})", list(values)
+
+
 @functools.lru_cache(maxsize=1024)
 def _marks(count: int, postgres: bool) -> tuple[str, ...]:
     if postgres:

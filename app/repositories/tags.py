@@ -13,6 +13,7 @@ from app.repositories.sql import (
     columns,
     insert_rows,
     moment,
+    one_of,
     parameters,
     postgres,
     read_moment,
@@ -145,10 +146,11 @@ async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[TagRow]
     found: dict[int, list[TagRow]] = {feedback_id: [] for feedback_id in feedback_ids}
     if not found:
         return found
+    of_threads, values = one_of("l.feedback_id", list(found))
     rows = await select(
         f"SELECT l.feedback_id AS thread, {columns('t', TAG_COLUMNS)} FROM feedback_tags l "
-        f"JOIN tags t ON t.id = l.tag_id WHERE l.feedback_id IN ({parameters(len(found))})",
-        list(found),
+        f"JOIN tags t ON t.id = l.tag_id WHERE {of_threads}",
+        values,
     )
     tags: dict[int, TagRow] = {}
     for row in rows:
