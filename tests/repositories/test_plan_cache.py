@@ -1,4 +1,4 @@
-"""PostgreSQL keeps the cached plan of a page's statement instead of planning it on every run.
+"""PostgreSQL keeps the cached plan of a page's statements instead of planning them on every run.
 
 Planning the page of threads again each time cost the database as much as running it (0.3-0.5
 ms, benchmarks/notes.md): with its limit bound as a parameter, the cached generic plan was
@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from tortoise import connections
 
-from app.repositories import maintenance, threads
+from app.repositories import attachments, maintenance, threads
 from app.repositories.inbox import ThreadQuery
 from app.repositories.sql import _statement
 from app.services.seed import seed_application
-from tests.factories import make_application, make_user
+from tests.factories import make_application, make_thread, make_user
 
 # PostgreSQL plans a prepared statement for its values five times before it weighs the
 # generic plan (plancache.c); a few runs more leave no doubt which one it settled on.
@@ -51,3 +51,16 @@ async def test_a_page_of_threads_is_not_planned_again_on_every_run(db, backend, 
     generic, custom = await _plans_of(*statement)
 
     assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
+
+
+async def test_a_pages_files_are_read_by_one_statement_whatever_the_number_of_replies(db, backend, queries):
+    if backend != "postgres":
+        pytest.skip("SQLite takes IN lists")
+    application = await make_application(await make_user())
+    threads_of_page = [await make_thread(application) for _ in range(2)]
+    for count in (1, 3):
+        await attachments.attachments_of([thread.id for thread in threads_of_page], list(range(1, count + 1)))
+
+    texts = {statement.split(": [")[0] for statement in queries.statements if "FROM attachments" in statement}
+
+    assert len(texts) == 1, texts
