@@ -269,6 +269,14 @@ async def test_another_user_gets_nothing_of_the_rows_replies_or_typing(app, agen
 # --- is writing --------------------------------------------------------------------------------
 
 
+async def heard_typing(subscription: live.Subscription) -> None:
+    """Wait until this process has heard the ping (the hub notes the writer before handing the
+    event to the thread's subscribers): on PostgreSQL it comes back through NOTIFY, after the
+    request that sent it has answered."""
+    event = await subscription.next(WAIT)
+    assert isinstance(event, live.LiveEvent) and event.kind == live.TYPING, event
+
+
 async def test_typing_shows_the_writer_to_the_other_agents_only(app, client, agent, application, signed_in):
     thread = await make_thread(application)
     colleague = await make_user(name="Bob Colleague")
@@ -278,7 +286,10 @@ async def test_typing_shows_the_writer_to_the_other_agents_only(app, client, age
     await add_member(organization, colleague)
     await atomic(lambda: Application.filter(id=application.id).update(organization_id=organization.id))
 
-    pinged = await other.post(thread_path(thread, "/typing"), headers={**HTMX, "X-CSRF-Token": other_csrf})
+    async with live.subscribe(application, thread) as subscription:
+        ping_headers = {**HTMX, "X-CSRF-Token": other_csrf}
+        pinged = await other.post(thread_path(thread, "/typing"), headers=ping_headers)
+        await heard_typing(subscription)
     seen_by_agent = await (await client.get(thread_path(thread, "/typing"), headers=HTMX)).get_data(
         as_text=True
     )
