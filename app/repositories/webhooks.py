@@ -15,7 +15,6 @@ from app.repositories.sql import (
     insert_rows,
     moment,
     parameters,
-    postgres,
     read_moment,
     read_optional_moment,
     select,
@@ -183,13 +182,6 @@ async def record_failure(endpoint_id: int, now: datetime) -> datetime:
     return now if row is None or row["failing_since"] is None else read_moment(row["failing_since"])
 
 
-async def record_success(endpoint_id: int) -> None:
-    await change(
-        "UPDATE webhook_endpoints SET failing_since = NULL WHERE id = {} AND failing_since IS NOT NULL",
-        [endpoint_id],
-    )
-
-
 async def forgive_if_disabled(endpoint_id: int) -> None:
     """Forget a disabled endpoint's failures (it is being enabled again); an enabled one that is
     failing keeps its record, or saving its form would put off its disabling for ever."""
@@ -198,12 +190,6 @@ async def forgive_if_disabled(endpoint_id: int) -> None:
         "WHERE id = {} AND enabled = {}",
         [endpoint_id, False],
     )
-
-
-async def lock_endpoint(endpoint_id: int) -> None:
-    """Hold the endpoint's row until the transaction ends (PostgreSQL; SQLite has one writer)."""
-    if postgres():
-        await select("SELECT id FROM webhook_endpoints WHERE id = {} FOR UPDATE", [endpoint_id])
 
 
 async def disable_endpoint(endpoint_id: int, reason: str, now: datetime) -> bool:
@@ -466,23 +452,6 @@ def _attempt_of(row: Row) -> AttemptRow:
         request_headers=row["t.request_headers"],
         response_headers=row["t.response_headers"],
         response_body=row["t.response_body"],
-    )
-
-
-async def insert_attempt(attempt: AttemptRow) -> None:
-    await change(
-        "INSERT INTO webhook_attempts (delivery_id, attempted_at, duration_ms, status_code, error, "
-        "request_headers, response_headers, response_body) VALUES ({}, {}, {}, {}, {}, {}, {}, {})",
-        [
-            attempt.delivery_id,
-            moment(attempt.attempted_at),
-            attempt.duration_ms,
-            attempt.status_code,
-            attempt.error,
-            attempt.request_headers,
-            attempt.response_headers,
-            attempt.response_body,
-        ],
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 
 from app.db import after_commit, transactional
@@ -32,6 +32,10 @@ Round = Callable[[], Awaitable[tuple[int, bool]]]
 # applied only while the row is still in ``from_status`` after ``after_attempts`` attempts; True
 # when it was.
 Move = Callable[..., Awaitable[bool]]
+
+# A repository's claim of many rows at once (app.repositories.webhook_batches.claim_deliveries):
+# ``(row_ids, now, lease_until)``, taking those still due at ``now``; their attempts by id.
+ClaimMany = Callable[[Sequence[int], datetime, datetime], Awaitable[dict[int, int]]]
 
 
 class DurableQueue:
@@ -55,6 +59,15 @@ class DurableQueue:
             return None
         self._held[row_id] = attempt
         return attempt
+
+    async def claim_due(
+        self, claim: ClaimMany, row_ids: Sequence[int], now: datetime, lease_until: datetime
+    ) -> dict[int, int]:
+        """Take those of the rows still due at ``now`` with one claim (its own transaction),
+        each for one attempt until ``lease_until``; their attempts' numbers by id."""
+        claimed = await transactional(claim)(row_ids, now, lease_until)
+        self._held.update(claimed)
+        return claimed
 
     def settled(self, row_id: int) -> None:
         """The claimed row was recorded (sent, retried or failed): no longer held."""

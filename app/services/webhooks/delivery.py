@@ -1,8 +1,12 @@
 """Delivering webhook events by the Standard Webhooks specification, from the durable queue.
 
-Each delivery row is claimed the way the outbox claims an e-mail (one conditional UPDATE that
-sets a lease), so two workers, two processes or two hosts never send the same attempt; a worker
-that dies mid-attempt leaves a lease that runs out, and the delivery is tried again. The body is
+A worker takes the due deliveries a batch at a time: one UPDATE claims those still due by
+setting a lease (app.repositories.webhook_batches), so two workers, two processes or two hosts
+never send the same attempt; a worker that dies mid-attempt leaves a lease that runs out, and the
+delivery is tried again. The batch is sent side by side and its attempts recorded in one
+transaction: per delivery, two write transactions of their own stalled the capture's group
+commits on SQLite (capture submit with one endpoint: 507 submits/s, 1,117 batched, 1,751 with
+the endpoint disabled, on a million threads). The body is
 the event's, byte for byte at every attempt, and ``webhook-id`` is the delivery's own: a receiver
 that saw it already can drop the repeat. Delivery is therefore *at least once*.
 
@@ -23,6 +27,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -32,6 +37,7 @@ from standardwebhooks import Webhook
 from app.config import Settings
 from app.db import transactional
 from app.metrics import delivery_failed
+from app.repositories import webhook_batches as batches
 from app.repositories import webhooks
 from app.repositories.webhooks import AttemptRow, DeliveryRow, EndpointRow
 from app.services.durable_queue import DurableQueue
@@ -152,75 +158,99 @@ def next_attempt(attempts: int, now: datetime) -> datetime | None:
     return now + RETRY_DELAYS[attempts - 1] if attempts <= len(RETRY_DELAYS) else None
 
 
-async def deliver(
-    delivery: DeliveryRow, settings: Settings, sender: Sender, now: datetime | None = None
-) -> bool:
-    """Claim, send and record one delivery; True when the receiver accepted it."""
-    moment = now or datetime.now(UTC)
-    attempts = await queue.claim(delivery.id, delivery.status, delivery.attempts, moment + LEASE)
-    if attempts is None:
-        return False  # another worker has it, or it changed since it was listed
-    endpoint = await webhooks.endpoint_by_id(delivery.endpoint_id)
+@dataclass(frozen=True)
+class Attempt:
+    """One claimed delivery of a batch: what was sent (no request when its endpoint is gone or
+    disabled) and what came back."""
+
+    delivery: DeliveryRow
+    endpoint: EndpointRow | None
+    number: int  # the attempt's number, from the claim
+    headers: dict[str, str]
+    answer: Answer
+
+    @property
+    def sent(self) -> bool:
+        return self.endpoint is not None and self.endpoint.enabled
+
+    @property
+    def succeeded(self) -> bool:
+        return self.sent and self.answer.succeeded
+
+
+async def _attempt(
+    delivery: DeliveryRow, endpoint: EndpointRow | None, number: int, sender: Sender, now: datetime
+) -> Attempt:
     if endpoint is None or not endpoint.enabled:
-        await queue.settle(delivery.id, attempts, status="failed", last_error="The endpoint is disabled")
-        return False
+        return Attempt(delivery, endpoint, number, {}, Answer(None, "", "", "", 0))
     body = request_body(endpoint, delivery)
-    headers = signed_headers(endpoint, delivery.message_id, body, moment)
-    answer = await sender.post(endpoint.url, body, headers)
-    await _record(delivery, endpoint, attempts, headers, answer, moment, settings)
-    queue.settled(delivery.id)
-    if not answer.succeeded:
-        delivery_failed("webhook")
-    return answer.succeeded
+    headers = signed_headers(endpoint, delivery.message_id, body, now)
+    return Attempt(delivery, endpoint, number, headers, await sender.post(endpoint.url, body, headers))
 
 
 @transactional
-async def _record(
-    delivery: DeliveryRow,
-    endpoint: EndpointRow,
-    attempts: int,
-    headers: dict[str, str],
-    answer: Answer,
-    now: datetime,
-    settings: Settings,
-) -> None:
-    """The attempt's log line, the delivery's new state and the endpoint's health, together.
+async def _record(attempts: Sequence[Attempt], now: datetime, settings: Settings) -> None:
+    """Every attempt of a batch at once: their log lines, the deliveries' new states and the
+    endpoints' health, in one transaction (the endpoints' rows locked first, in id order).
 
-    The endpoint's row is locked first (PostgreSQL): two deliveries of one endpoint recorded at
-    once would otherwise lock each other's rows in opposite orders when one disables it.
+    An endpoint that accepted any delivery of the batch is not failing; one whose deliveries
+    all failed is noted as failing since then, and disabled after DISABLE_AFTER of that.
     """
-    await webhooks.lock_endpoint(endpoint.id)
-    await webhooks.insert_attempt(
-        AttemptRow(
-            0, delivery.id, now, answer.duration_ms, answer.status, answer.error,
-            _shown_headers({k: v for k, v in headers.items() if k != "webhook-signature"}),
-            answer.headers, answer.body,
-        )
+    sent = [attempt for attempt in attempts if attempt.sent]
+    await batches.lock_endpoints([attempt.delivery.endpoint_id for attempt in sent])
+    await batches.insert_attempts(
+        [
+            AttemptRow(
+                0, attempt.delivery.id, now, attempt.answer.duration_ms, attempt.answer.status,
+                attempt.answer.error,
+                _shown_headers({k: v for k, v in attempt.headers.items() if k != "webhook-signature"}),
+                attempt.answer.headers, attempt.answer.body,
+            )
+            for attempt in sent
+        ]
     )  # fmt: skip
+    outcomes: dict[tuple[int, tuple[tuple[str, object], ...]], list[int]] = {}
+    for attempt in attempts:
+        outcome = tuple(_outcome(attempt, now).items())
+        outcomes.setdefault((attempt.number, outcome), []).append(attempt.delivery.id)
+    for (number, outcome), delivery_ids in outcomes.items():
+        await batches.settle_deliveries(delivery_ids, number, **dict(outcome))
+    accepting = {attempt.delivery.endpoint_id for attempt in sent if attempt.succeeded}
+    await batches.clear_failing(sorted(accepting))
+    failing = {attempt.endpoint.id: attempt.endpoint for attempt in sent if attempt.endpoint}
+    for endpoint_id in sorted(set(failing) - accepting):
+        failing_since = await webhooks.record_failure(endpoint_id, now)
+        if now - failing_since >= DISABLE_AFTER:
+            await _disable(failing[endpoint_id], now, settings)
+
+
+def _outcome(attempt: Attempt, now: datetime) -> dict[str, object]:
+    """The delivery's new state after its attempt (logged when it failed)."""
+    answer = attempt.answer
+    if not attempt.sent:
+        return {"status": "failed", "last_error": "The endpoint is disabled"}
     if answer.succeeded:
-        await webhooks.move_delivery(
-            delivery.id, "sending", attempts,
-            status="delivered", delivered_at=now, last_status_code=answer.status, last_error="",
-        )  # fmt: skip
-        await webhooks.record_success(endpoint.id)
-        return
+        return {
+            "status": "delivered",
+            "delivered_at": now,
+            "last_status_code": answer.status,
+            "last_error": "",
+        }
     error = answer.error or f"HTTP {answer.status}"
-    retry_at = next_attempt(attempts, now)
-    await webhooks.move_delivery(
-        delivery.id, "sending", attempts,
-        status="pending" if retry_at else "failed",
-        next_attempt_at=retry_at or now, last_status_code=answer.status, last_error=error,
-    )  # fmt: skip
+    retry_at = next_attempt(attempt.number, now)
     logger.warning(
         "webhooks: delivery %d to endpoint %d failed (attempt %d): %s",
-        delivery.id,
-        endpoint.id,
-        attempts,
+        attempt.delivery.id,
+        attempt.delivery.endpoint_id,
+        attempt.number,
         error,
     )
-    failing_since = await webhooks.record_failure(endpoint.id, now)
-    if now - failing_since >= DISABLE_AFTER:
-        await _disable(endpoint, now, settings)
+    return {
+        "status": "pending" if retry_at else "failed",
+        "next_attempt_at": retry_at or now,
+        "last_status_code": answer.status,
+        "last_error": error,
+    }
 
 
 async def _disable(endpoint: EndpointRow, now: datetime, settings: Settings) -> None:
@@ -235,10 +265,24 @@ async def _disable(endpoint: EndpointRow, now: datetime, settings: Settings) -> 
 
 
 async def deliver_due(settings: Settings, sender: Sender, now: datetime | None = None) -> int:
-    """One round of the worker: try every delivery due at ``now`` (BATCH at most), side by side;
-    how many were due."""
-    due = await webhooks.due_deliveries(now or datetime.now(UTC), BATCH)
-    await asyncio.gather(*(deliver(row, settings, sender, now) for row in due))
+    """One round of the worker: the deliveries due at ``now`` (BATCH at most) claimed by one
+    statement, sent side by side, and recorded in one transaction; how many were due."""
+    moment = now or datetime.now(UTC)
+    due = await webhooks.due_deliveries(moment, BATCH)
+    if not due:
+        return 0
+    claimed = await queue.claim_due(batches.claim_deliveries, [row.id for row in due], moment, moment + LEASE)
+    mine = [row for row in due if row.id in claimed]  # the others went to another worker
+    if mine:
+        endpoints = await batches.endpoints_by_ids([row.endpoint_id for row in mine])
+        attempts = await asyncio.gather(
+            *(_attempt(row, endpoints.get(row.endpoint_id), claimed[row.id], sender, moment) for row in mine)
+        )
+        await _record(attempts, moment, settings)
+        for attempt in attempts:
+            queue.settled(attempt.delivery.id)
+            if not attempt.succeeded:
+                delivery_failed("webhook")
     return len(due)
 
 

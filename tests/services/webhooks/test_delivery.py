@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.db import transactional
+from app.db import atomic, transactional
 from app.models import OutboundEmail, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from app.repositories import webhooks
 from app.services.deployment import use_settings
@@ -303,3 +303,69 @@ async def test_a_reply_is_delivered_after_the_thread_it_answers(
 
     types = sorted(json.loads(request.body)["type"] for request in receiver.received)
     assert types == ["feedback.created", "reply.created"]
+
+
+async def test_a_batch_is_claimed_sent_and_recorded_in_as_many_statements_whatever_its_size(
+    agent, application, hook_settings, receiver, sender, queries
+):
+    """Claiming and recording each delivery on its own made two write transactions per event,
+    which on SQLite queued behind the capture's group commits."""
+    await make_webhook(agent, application, receiver.url, hook_settings)
+    await make_thread(application)
+    queries.statements.clear()
+    await deliver_due(hook_settings, sender)
+    for_one = queries.count
+    for _ in range(6):
+        await make_thread(application)
+    queries.statements.clear()
+
+    assert await deliver_due(hook_settings, sender) == 6
+
+    assert queries.count == for_one
+    assert {delivery.status for delivery in await deliveries()} == {"delivered"}
+    assert await WebhookAttempt.all().count() == 7
+
+
+async def test_an_endpoint_that_accepted_one_delivery_of_a_batch_is_not_failing(
+    agent, application, hook_settings, receiver, sender
+):
+    endpoint, _ = await make_webhook(agent, application, receiver.url, hook_settings)
+    await make_thread(application)
+    await make_thread(application)
+    receiver.statuses = [500]
+
+    await deliver_due(hook_settings, sender)
+
+    assert sorted(delivery.status for delivery in await deliveries()) == ["delivered", "pending"]
+    assert (await WebhookEndpoint.get(id=endpoint.id)).failing_since is None
+
+
+async def test_an_endpoint_whose_deliveries_all_failed_is_failing_since_then(
+    agent, application, hook_settings, receiver, sender
+):
+    endpoint, _ = await make_webhook(agent, application, receiver.url, hook_settings)
+    await make_thread(application)
+    await make_thread(application)
+    receiver.statuses = [500, 503]
+    now = datetime.now(UTC)
+
+    await deliver_due(hook_settings, sender, now)
+
+    assert [(d.status, d.attempts) for d in await deliveries()] == [("pending", 1), ("pending", 1)]
+    stored = await WebhookEndpoint.get(id=endpoint.id)
+    assert stored.failing_since is not None and abs(stored.failing_since - now) < timedelta(seconds=1)
+
+
+async def test_the_deliveries_of_an_endpoint_disabled_meanwhile_fail_unsent(
+    agent, application, hook_settings, receiver, sender
+):
+    endpoint, _ = await make_webhook(agent, application, receiver.url, hook_settings)
+    await make_thread(application)
+    await atomic(lambda: WebhookEndpoint.filter(id=endpoint.id).update(enabled=False))
+
+    assert await deliver_due(hook_settings, sender) == 1
+
+    assert receiver.received == []
+    [delivery] = await deliveries()
+    assert (delivery.status, delivery.last_error) == ("failed", "The endpoint is disabled")
+    assert await WebhookAttempt.all().count() == 0
