@@ -4,9 +4,8 @@ A worker takes the due deliveries a batch at a time: one UPDATE claims those sti
 setting a lease (app.repositories.webhook_batches), so two workers, two processes or two hosts
 never send the same attempt; a worker that dies mid-attempt leaves a lease that runs out, and the
 delivery is tried again. The batch is sent side by side and its attempts recorded in one
-transaction: per delivery, two write transactions of their own stalled the capture's group
-commits on SQLite (capture submit with one endpoint: 507 submits/s, 1,117 batched, 1,751 with
-the endpoint disabled, on a million threads). The body is
+transaction: two write transactions of their own per delivery would queue behind the
+capture's group commits on SQLite, which has one writer for every process. The body is
 the event's, byte for byte at every attempt, and ``webhook-id`` is the delivery's own: a receiver
 that saw it already can drop the repeat. Delivery is therefore *at least once*.
 
