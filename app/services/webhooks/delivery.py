@@ -64,7 +64,10 @@ BATCH = 50
 POLL_SECONDS = 5.0
 USER_AGENT = "Earful-Webhooks/1.0"
 
-queue = DurableQueue("webhooks", webhooks.move_delivery, logger)
+# A woken worker lingers this long first: the events of the commits just after the one that woke
+# it join its batch, where each would otherwise make rounds (two write transactions) of its own.
+LINGER_SECONDS = 0.05
+queue = DurableQueue("webhooks", webhooks.move_delivery, logger, linger=LINGER_SECONDS)
 
 # The deliveries this process claimed and has not recorded yet, by id, with their attempt.
 
