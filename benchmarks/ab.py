@@ -12,7 +12,9 @@ putting its ``app`` first. The seed, the migrations and the accounts come from t
 versions must read the same schema. Environment as ``make bench`` (``BENCH_THREADS``,
 ``BENCH_DURATION``, ``EARFUL_BENCH_POSTGRES_URL``), plus ``BENCH_ROUNDS`` (4) and
 ``BENCH_AB_ONLY`` (the scenarios, comma-separated; default: capture submit, feedback list, inbox
-page, post reply). The pairs are printed and written between markers into
+page, post reply). Webhooks are on as in ``make bench`` (one endpoint, the bench's receiver);
+each version's workers deliver what its own commits queue, and wait for the other's only when
+they poll (every few seconds). The pairs are printed and written between markers into
 ``benchmarks/results.md`` and ``benchmarks/notes.md``.
 """
 
@@ -45,10 +47,18 @@ from benchmarks.datasets import (
     run,
     server_env,
 )
-from benchmarks.load import ROOT, Measure, measure, report
+from benchmarks.load import ROOT, Deliveries, Measure, count_deliveries, measure, report
 from benchmarks.report import NOTES, RESULTS
 from benchmarks.run import THREADS, scenarios
-from benchmarks.servers import as_a_browser_would, free_port, session_cookie, stop, wait_for
+from benchmarks.servers import (
+    as_a_browser_would,
+    free_port,
+    session_cookie,
+    start_receiver,
+    stop,
+    subscribe_receiver,
+    wait_for,
+)
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "4"))
 DEFAULT_SCENARIOS = ("capture submit", "feedback list", "inbox page", "post reply")
@@ -115,10 +125,13 @@ def bench(backend: str, before: Path, database_url: str | None) -> list[Pair]:
     env = server_env(data_dir, database_url)
     pairs: list[Pair] = []
     servers: dict[str, tuple[subprocess.Popen, str]] = {}
+    receiver, receiver_base = start_receiver(data_dir)
     try:
         application_id, key, token = prepare(backend, env)
         servers = {"before": serve(before, env, data_dir), "after": serve(ROOT, env, data_dir)}
         base = servers["after"][1]
+        subscribe_receiver(base, token, application_id, receiver_base)
+        count_deliveries(Deliveries(receiver_base))
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
             thread_id = client.get(f"/applications/{application_id}/feedback?limit=1").json()["data"][0]["id"]
         cookie = session_cookie(base)  # the session key lives in the shared data directory
@@ -141,8 +154,10 @@ def bench(backend: str, before: Path, database_url: str | None) -> list[Pair]:
                     report(measured[label], f"({label})")
                 pairs.append(Pair(backend, number, scenario.name, measured["before"], measured["after"]))
     finally:
+        count_deliveries(None)
         for server, _ in servers.values():
             stop(server)
+        stop(receiver)
         shutil.rmtree(data_dir, ignore_errors=True)
     return pairs
 

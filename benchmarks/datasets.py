@@ -215,12 +215,15 @@ def server_env(data_dir: Path, database_url: str | None) -> dict[str, str]:
     limits (app.services.capture_limits) still run on every request, with a budget so large
     that the benchmark measures the service rather than its 429s; and the upload scenario sends
     gigabytes, far beyond an application's daily quota (its 413s answered 8,000 of ~10,000
-    uploads in a run), so that quota is lifted too (it is still checked on every upload).
+    uploads in a run), so that quota is lifted too (it is still checked on every upload). The
+    webhook receiver is on loopback, which Earful refuses unless told that private addresses
+    are allowed.
     """
     env = {key: value for key, value in os.environ.items() if not key.startswith("EARFUL_")}
     env["EARFUL_DATA_DIR"] = str(data_dir)
     env.update({variable: "1000000" for variable in CAPTURE_LIMIT_VARIABLES.values()})
     env[QUOTA_VARIABLES["upload_bytes_per_day"]] = str(10**13)
+    env["EARFUL_WEBHOOK_ALLOW_PRIVATE"] = "1"
     if database_url:
         env["EARFUL_DATABASE_URL"] = database_url
     return env

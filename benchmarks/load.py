@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +52,52 @@ class Measure:
     database_cpu_ms: float = float("nan")
     beside: Measure | None = None  # the load run at the same time, if any
     low: Measure | None = None  # the same scenario at LOW_CONNECTIONS: latency when not busy
+    deliveries: int = 0  # webhook deliveries the receiver got while and after the load ran
+    drain_s: float = 0.0  # how long after the load's end the last of them came
+
+
+class Deliveries:
+    """The bench's webhook receiver (benchmarks/receiver.py), counted from here.
+
+    Earful delivers after the commit, so a writing scenario leaves deliveries behind when its
+    load ends; :meth:`drain` waits for them, so that their work is counted in that scenario's
+    CPU per request and not in the next scenario's (nor in the reference's run in turns)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.seen = self.count()
+
+    def count(self) -> int:
+        with urllib.request.urlopen(f"{self.url}/count", timeout=5) as answer:
+            return int(answer.read())
+
+    def drain(self, quiet: float = 0.5, limit: float = 120.0) -> tuple[int, float]:
+        """Wait until no delivery has come for ``quiet`` seconds (``limit`` at most): the
+        deliveries since the last drain, and the seconds until the last of them came."""
+        started = last_change = time.monotonic()
+        count = self.count()
+        while time.monotonic() - last_change < quiet and time.monotonic() - started < limit:
+            time.sleep(0.05)
+            now = self.count()
+            if now != count:
+                count, last_change = now, time.monotonic()
+        delivered, self.seen = count - self.seen, count
+        return delivered, (last_change - started) if delivered else 0.0
+
+
+_deliveries: Deliveries | None = None
+
+
+def count_deliveries(receiver: Deliveries | None) -> None:
+    """Drain and count the receiver's deliveries after every measured load (None: no receiver)."""
+    global _deliveries
+    _deliveries = receiver
+
+
+def drained(result: Measure) -> None:
+    """Wait for the deliveries the load left behind and note them on its measure."""
+    if _deliveries is not None:
+        result.deliveries, result.drain_s = _deliveries.drain()
 
 
 def _cpu_seconds(stat: Path, name: str | None = None) -> float:
@@ -102,6 +149,7 @@ def measure(name: str, url: str, scenario: Scenario, server: subprocess.Popen) -
         return measure_beside(name, url, scenario, scenario.beside)
     before, database_before = workers_cpu_seconds(server), database_cpu_seconds()
     result = wrk(name, url, scenario)
+    drained(result)
     if result.requests:
         result.cpu_ms = (workers_cpu_seconds(server) - before) * 1000 / result.requests
         result.database_cpu_ms = database_cpu_since(database_before) * 1000 / result.requests
@@ -117,6 +165,7 @@ def measure_beside(name: str, url: str, scenario: Scenario, beside: Scenario) ->
         time.sleep(1)
         result = wrk(name, url, replace(scenario, beside=None, connections=half))
         result.beside = load.result()
+    drained(result)
     return result
 
 

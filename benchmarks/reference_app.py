@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from quart import Quart, Response, request
 from tortoise import Tortoise, fields
 from tortoise.models import Model
@@ -69,6 +70,8 @@ async def _orm_up() -> None:
 @app.after_serving
 async def _orm_down() -> None:
     await Tortoise.close_connections()
+    for client in _client:
+        await client.close()
 
 
 @app.post("/submit")
@@ -83,6 +86,40 @@ async def submit() -> tuple[str, int]:
         return "Your message is required", 400
     await Submission.create(email=email.strip().lower(), message=message.strip())
     return "Feedback sent!", 201
+
+
+# The bench's webhook receiver (``REFERENCE_WEBHOOK``), told of every row ``/submit-webhook``
+# inserts.
+WEBHOOK = os.environ.get("REFERENCE_WEBHOOK", "")
+_posting: set[asyncio.Task[None]] = set()
+_client: list[aiohttp.ClientSession] = []
+
+
+@app.post("/submit-webhook")
+async def submit_with_webhook() -> tuple[str, int]:
+    """``/submit``, then the new row POSTed to ``REFERENCE_WEBHOOK`` after the answer, without
+    waiting for it: the least a submit that tells a webhook costs on this stack (one insert, one
+    outgoing request; no queue, no signature, no retry, no log of the attempt, all of which
+    Earful's delivery has). The floor of capture submit with webhooks on."""
+    answer = await submit()
+    if answer[1] == 201:
+        body = encode_json({"type": "feedback.created", "data": await request.get_json(force=True)})
+        task = asyncio.get_running_loop().create_task(_post(body))
+        _posting.add(task)
+        task.add_done_callback(_posting.discard)
+    return answer
+
+
+async def _post(body: bytes) -> None:
+    if not _client:
+        _client.append(aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)))
+    try:
+        async with _client[0].post(
+            WEBHOOK, data=body, headers={"Content-Type": "application/json"}
+        ) as answer:
+            await answer.read()
+    except (aiohttp.ClientError, TimeoutError):
+        pass  # a floor does not retry
 
 
 @app.get("/ping")

@@ -16,7 +16,7 @@ RESULTS = ROOT / "benchmarks" / "results.md"
 NOTES = ROOT / "benchmarks" / "notes.md"
 
 # Scenarios that write compare with the reference's submit, the others with its list.
-WRITES = {"capture submit", "capture open", "upload 100 KB", "post reply"}
+WRITES = {"capture submit", "capture open", "upload 100 KB", "post reply", "floor of capture submit"}
 
 # The throughput each scenario should reach, as a share of its reference's (issue #26).
 TARGETS = {
@@ -172,6 +172,15 @@ def stage_lines(stage: Stage, database: bool = False) -> list[str]:
                 f"on the other half: {beside.requests_per_second:.0f} req/s, p50 {beside.p50_ms:.1f} "
                 f"ms, p99 {beside.p99_ms:.1f} ms (both share the workers: no CPU per request is shown).",
             ]
+    delivered = [row for row in stage.measures if row.deliveries]
+    if delivered:
+        lines += [
+            "",
+            "Webhook deliveries the receiver got while each writing scenario ran and after, until the "
+            "last (seconds after the load's end; its CPU per request counts them): "
+            + "; ".join(f"{row.scenario} {row.deliveries:,} ({row.drain_s:.1f} s)" for row in delivered)
+            + ".",
+        ]
     ratios = ", ".join(f"{ratio:.2f}" for ratio in stage.submit_ratios)
     lines += [
         "",
@@ -248,7 +257,10 @@ def write_results(runs: list[BackendRun]) -> None:
         "can have a lower p50 at the same connections. *x floor* compares a read with the reference app",
         "reading its fifty rows and then answering with Earful's own answer to that read, saved at the",
         "start (a JSON document encoded again on every request, a page sent as it is): what a read",
-        "returning that much costs on this stack before any of Earful's work. On PostgreSQL,",
+        "returning that much costs on this stack before any of Earful's work. Webhooks are on: the",
+        "application has one endpoint subscribed to every event, a receiver on loopback",
+        "(`benchmarks/receiver.py`, answering 204); the floor of capture submit is the reference's submit",
+        "that also POSTs each new row to it. On PostgreSQL,",
         "*database CPU ms/req* is the database server's own CPU time per request (its processes on",
         "this machine, sharing its cores with the workers and wrk), which the workers' figure leaves out.",
         "",

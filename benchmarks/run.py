@@ -53,10 +53,13 @@ from benchmarks.load import (
     HOST,
     LOW_CONNECTIONS,
     PAIRS,
+    Deliveries,
     Measure,
     Scenario,
+    count_deliveries,
     database_cpu_seconds,
     database_cpu_since,
+    drained,
     measure,
     measure_in_turns,
     measure_low,
@@ -74,8 +77,10 @@ from benchmarks.servers import (
     save_documents,
     serve,
     session_cookie,
+    start_receiver,
     start_reference,
     stop,
+    subscribe_receiver,
     wait_for,
     worker_rss_mb,
 )
@@ -104,6 +109,10 @@ BACKENDS = {name.strip().lower() for name in os.environ.get("BENCH_BACKENDS", "s
 REFERENCE = Scenario("reference submit", "/submit", "reference_submit.lua")
 REFERENCE_LIST = Scenario("reference list", "/list")
 
+# The reference's submit that also POSTs each row to the webhook receiver: the floor of capture
+# submit, which delivers every new thread to the application's endpoint.
+REFERENCE_WEBHOOK = Scenario("floor of capture submit", "/submit-webhook", "reference_submit.lua")
+
 # The least any request costs on this stack: its p50 at 32 connections bounds every target's.
 REFERENCE_PING = Scenario("reference ping", "/ping")
 
@@ -125,6 +134,7 @@ def measure_two_processes(
     with ThreadPoolExecutor(2) as pool:
         runs = [pool.submit(wrk, name, base, replace(scenario, connections=half)) for base in bases]
         results = [run.result() for run in runs]
+    drained(results[0])
     requests = sum(result.requests for result in results)
     combined = Measure(
         scenario=f"{name} (two processes)",
@@ -133,6 +143,8 @@ def measure_two_processes(
         p99_ms=max(result.p99_ms for result in results),
         requests=requests,
         errors=sum(result.errors for result in results),
+        deliveries=results[0].deliveries,
+        drain_s=results[0].drain_s,
     )
     if requests:
         combined.cpu_ms = (sum(workers_cpu_seconds(server) for server in servers) - before) * 1000 / requests
@@ -267,9 +279,12 @@ def bench_stage(
     base = f"http://{HOST}:{port}"
     env = {**env, "EARFUL_BASE_URL": base}
     print(f"\n-- {backend} at {dataset.seeded:,} threads", flush=True)
+    receiver, receiver_base = start_receiver(data_dir)
     server = serve(env, port, data_dir / "serve.log")
     try:
         wait_for(f"{base}/app/login")
+        subscribe_receiver(base, token, application_id, receiver_base)
+        count_deliveries(Deliveries(receiver_base))
         if not dataset.thread_id:
             with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
                 page = client.get(f"/applications/{application_id}/feedback?limit=1").json()
@@ -281,7 +296,7 @@ def bench_stage(
         upload.write_bytes(os.urandom(100 * 1024))
         chosen = pick(scenarios(application_id, dataset.key, token, thread_id, cookie, upload))
         documents = save_documents(base, chosen, data_dir / "documents")
-        reference_server, reference_base = start_reference(reference_url, data_dir)
+        reference_server, reference_base = start_reference(reference_url, data_dir, receiver_base)
         try:
             measures, in_turns = [], {}
             for scenario in chosen:
@@ -316,6 +331,11 @@ def bench_stage(
                 floor = Scenario(f"floor of {name}", f"/document/{FLOORS[name]}")
                 floors[name] = measure(floor.name, reference_base, floor, reference_server)
                 report(floors[name])
+            if "capture submit" in in_turns:
+                floors["capture submit"] = measure(
+                    REFERENCE_WEBHOOK.name, reference_base, REFERENCE_WEBHOOK, reference_server
+                )
+                report(floors["capture submit"])
         finally:
             stop(reference_server)
         exported = None
@@ -328,7 +348,9 @@ def bench_stage(
         rss = worker_rss_mb(server)
         print(f"worker RSS after the run: {rss} MB", flush=True)
     finally:
+        count_deliveries(None)
         stop(server)
+        stop(receiver)
     reference, ratios = in_turns.get("capture submit", (None, []))
     reference_list, list_ratios = in_turns.get("feedback list", (None, []))
     return Stage(

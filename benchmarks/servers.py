@@ -148,13 +148,15 @@ def save_documents(base: str, chosen: list[Scenario], folder: Path) -> list[str]
     return saved
 
 
-def start_reference(reference_url: str, data_dir: Path) -> tuple[subprocess.Popen, str]:
-    """Serve the reference app (2 workers) beside Earful; an idle server costs no CPU."""
+def start_reference(reference_url: str, data_dir: Path, receiver: str = "") -> tuple[subprocess.Popen, str]:
+    """Serve the reference app (2 workers) beside Earful; an idle server costs no CPU. Its
+    ``/submit-webhook`` tells ``receiver``."""
     port = free_port()
     env = {
         **os.environ,
         "REFERENCE_DATABASE_URL": reference_url,
         "REFERENCE_DOCUMENTS": str(data_dir / "documents"),
+        "REFERENCE_WEBHOOK": f"{receiver}/hooks/reference",
         "PYTHONPATH": str(ROOT),
     }
     run([str(BIN / "python"), "-m", "benchmarks.reference_app", "init"], env)
@@ -178,6 +180,33 @@ def start_reference(reference_url: str, data_dir: Path) -> tuple[subprocess.Pope
     base = f"http://{HOST}:{port}"
     wait_for(f"{base}/")
     return server, base
+
+
+def start_receiver(data_dir: Path) -> tuple[subprocess.Popen, str]:
+    """The webhook receiver (benchmarks/receiver.py) on a free port; its base URL."""
+    port = free_port()
+    receiver = subprocess.Popen(
+        [str(BIN / "python"), "-m", "benchmarks.receiver", str(port)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        stdout=(data_dir / "receiver.log").open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://{HOST}:{port}"
+    wait_for(f"{base}/count")
+    return receiver, base
+
+
+def subscribe_receiver(base: str, token: str, application_id: int, receiver: str) -> None:
+    """The application's one webhook endpoint: the receiver, subscribed to every event (an
+    earlier run's endpoint, on another port, is deleted first). Webhooks are on in every
+    scenario, as issue #26's targets ask."""
+    hooks = f"/applications/{application_id}/webhooks"
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
+        for endpoint in client.get(hooks).raise_for_status().json()["data"]:
+            client.delete(f"{hooks}/{endpoint['id']}").raise_for_status()
+        client.post(hooks, json={"url": f"{receiver}/hooks/earful"}).raise_for_status()
 
 
 @dataclass
