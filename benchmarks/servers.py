@@ -185,14 +185,15 @@ def start_reference(reference_url: str, data_dir: Path, receiver: str = "") -> t
 def start_receiver(data_dir: Path) -> tuple[subprocess.Popen, str]:
     """The webhook receiver (benchmarks/receiver.py) on a free port; its base URL."""
     port = free_port()
-    receiver = subprocess.Popen(
-        [str(BIN / "python"), "-m", "benchmarks.receiver", str(port)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        stdout=(data_dir / "receiver.log").open("w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with (data_dir / "receiver.log").open("w") as log:  # the receiver keeps its own copy
+        receiver = subprocess.Popen(
+            [str(BIN / "python"), "-m", "benchmarks.receiver", str(port)],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     base = f"http://{HOST}:{port}"
     wait_for(f"{base}/count")
     return receiver, base
