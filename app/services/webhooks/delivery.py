@@ -69,8 +69,6 @@ USER_AGENT = "Earful-Webhooks/1.0"
 LINGER_SECONDS = 0.05
 queue = DurableQueue("webhooks", webhooks.move_delivery, logger, linger=LINGER_SECONDS)
 
-# The deliveries this process claimed and has not recorded yet, by id, with their attempt.
-
 
 @dataclass(frozen=True)
 class Answer:
@@ -219,11 +217,11 @@ async def _record(attempts: Sequence[Attempt], now: datetime, settings: Settings
         await batches.settle_deliveries(delivery_ids, number, **dict(outcome))
     accepting = {attempt.delivery.endpoint_id for attempt in sent if attempt.succeeded}
     await batches.clear_failing(sorted(accepting))
-    failing = {attempt.endpoint.id: attempt.endpoint for attempt in sent if attempt.endpoint}
-    for endpoint_id in sorted(set(failing) - accepting):
+    endpoints = {attempt.endpoint.id: attempt.endpoint for attempt in sent if attempt.endpoint}
+    for endpoint_id in sorted(set(endpoints) - accepting):
         failing_since = await webhooks.record_failure(endpoint_id, now)
         if now - failing_since >= DISABLE_AFTER:
-            await _disable(failing[endpoint_id], now, settings)
+            await _disable(endpoints[endpoint_id], now, settings)
 
 
 def _outcome(attempt: Attempt, now: datetime) -> dict[str, object]:
