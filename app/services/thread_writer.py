@@ -116,15 +116,21 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     await threads.insert_threads(written)
     for item, thread in zip(items, written, strict=True):
         await claim_for_thread(item.application_id, thread.id, item.submission.attachments)
-    tag_ids = await _tag_new_threads(items, written)
+    tag_ids, gained = await _tag_new_threads(items, written)
     by_application: dict[int, list[int]] = defaultdict(list)
     for thread in written:
         by_application[thread.application_id].append(thread.id)
-    for application_id, ids in by_application.items():
-        await counters.threads_added(application_id, opened=len(ids))
     await events.announce_threads(events.CREATED, by_application)
     await live.announce_threads(by_application)
     await notifications.threads_created(written, [item.submission for item in items])
+    # The counters last: their UPDATEs lock rows that every writer of an application shares (its
+    # row, its tags' rows) until the commit, so taken last they are held for the commit alone,
+    # not for the events' reads and writes above (with a webhook endpoint, two servers' group
+    # commits queued on them and served half of what one did). Applications, then tags, each in
+    # id order: the order in which archiving takes them (app.services.counters).
+    for application_id in sorted(by_application):
+        await counters.threads_added(application_id, opened=len(by_application[application_id]))
+    await counters.tag_links_added({tag_id: (count, 0) for tag_id, count in gained.items()})
     return Written(written, tag_ids)
 
 
@@ -157,8 +163,9 @@ known_tags = KnownTags(size=100_000)
 
 async def _tag_new_threads(
     items: Sequence[NewThread], written: Sequence[ThreadRow]
-) -> dict[tuple[int, str], int]:
-    """Link new (open) threads to their tags and count them on each tag; returns the tag ids."""
+) -> tuple[dict[tuple[int, str], int], Counter[int]]:
+    """Link new (open) threads to their tags; the tag ids, and how many threads each tag gained
+    (for the caller to count, last)."""
     tag_ids: dict[tuple[int, str], int] = {}
     missing: dict[int, set[str]] = defaultdict(set)
     most: dict[int, int | None] = {}
@@ -174,7 +181,7 @@ async def _tag_new_threads(
         for tag in await ensure_tags(application_id, sorted(names), most[application_id]):
             tag_ids[(application_id, tag.name)] = tag.id
     if not tag_ids:
-        return tag_ids
+        return tag_ids, Counter()
     links = [
         (thread.id, tag_ids[(item.application_id, name)])
         for item, thread in zip(items, written, strict=True)
@@ -182,9 +189,7 @@ async def _tag_new_threads(
         if (item.application_id, name) in tag_ids
     ]
     await tags.insert_links(links)
-    gained = Counter(tag_id for _, tag_id in links)
-    await counters.tag_links_added({tag_id: (count, 0) for tag_id, count in gained.items()})
-    return tag_ids
+    return tag_ids, Counter(tag_id for _, tag_id in links)
 
 
 @dataclass
