@@ -12,12 +12,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from app.repositories.sql import change, change_returning, insert_rows, moment, one_of, postgres, select
+from app.repositories.sql import (
+    change,
+    change_returning,
+    insert_rows,
+    limit_clause,
+    moment,
+    one_of,
+    postgres,
+    select,
+)
 from app.repositories.webhooks import (
     DELIVERY_FIELDS,
+    SELECT_DELIVERIES,
     SELECT_ENDPOINTS,
     AttemptRow,
+    DeliveryRow,
     EndpointRow,
+    delivery_of,
     endpoint_of,
 )
 
@@ -27,26 +39,42 @@ ATTEMPT_INSERT_COLUMNS = (
 )  # fmt: skip
 
 
-async def claim_deliveries(
-    delivery_ids: Sequence[int], now: datetime, lease_until: datetime
-) -> dict[int, int]:
-    """Claim those of the deliveries still due at ``now`` (pending, or sending on a lease that
-    ran out) for one attempt each, leased until ``lease_until``; their attempt numbers by id.
+async def claim_due_deliveries(now: datetime, lease_until: datetime, limit: int) -> dict[int, int]:
+    """Claim up to ``limit`` of the deliveries due at ``now`` (pending, or sending on a lease
+    that ran out), the longest due first, for one attempt each, leased until ``lease_until``:
+    their attempt numbers by id.
 
-    "Still due" is the claim's condition: a delivery another worker claimed meanwhile carries
-    that worker's lease (in the future) or its outcome, so it is not due and is not taken twice;
-    on PostgreSQL the second UPDATE waits for the first's row lock and then sees its lease.
+    One statement that finds and takes them, so that a delivery goes to one worker only: the
+    lease it sets makes it not due for the others. On PostgreSQL the rows another worker is
+    claiming at that moment are skipped (``SKIP LOCKED``), so workers of several processes or
+    hosts share the queue instead of each reading what only one of them will take, then
+    queueing on its row locks. SQLite has one writer at a time.
     """
-    if not delivery_ids:
-        return {}
-    condition, ids = one_of("id", delivery_ids)
-    rows = await change_returning(
-        "UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, next_attempt_at = {} "
-        f"WHERE {condition} AND status IN ('pending', 'sending') AND next_attempt_at <= {{}} "
-        "RETURNING id, attempts",
-        [moment(lease_until), *ids, moment(now)],
-    )
+    rows = await change_returning(*claim_statement(now, lease_until, limit))
     return {int(row["id"]): int(row["attempts"]) for row in rows}
+
+
+def claim_statement(now: datetime, lease_until: datetime, limit: int) -> tuple[str, list[object]]:
+    """The claim's template and values. Its sub-select reads the index of the due deliveries in
+    order (migration 0020), the batch's rows and no more."""
+    order = "ORDER BY next_attempt_at, id " + limit_clause(limit)
+    skip = " FOR UPDATE SKIP LOCKED" if postgres() else ""
+    return (
+        "UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, next_attempt_at = {} "
+        "WHERE id IN (SELECT id FROM webhook_deliveries "
+        f"WHERE status IN ('pending', 'sending') AND next_attempt_at <= {{}} {order}{skip}) "
+        "RETURNING id, attempts",
+        [moment(lease_until), moment(now)],
+    )
+
+
+async def deliveries_by_ids(delivery_ids: Sequence[int]) -> list[DeliveryRow]:
+    """The deliveries with their events, the longest due first (as claimed)."""
+    if not delivery_ids:
+        return []
+    condition, ids = one_of("d.id", delivery_ids)
+    rows = await select(SELECT_DELIVERIES + f" WHERE {condition} ORDER BY d.next_attempt_at, d.id", ids)
+    return [delivery_of(row) for row in rows]
 
 
 async def endpoints_by_ids(endpoint_ids: Sequence[int]) -> dict[int, EndpointRow]:
@@ -60,10 +88,16 @@ async def endpoints_by_ids(endpoint_ids: Sequence[int]) -> dict[int, EndpointRow
 async def lock_endpoints(endpoint_ids: Sequence[int]) -> None:
     """Hold the endpoints' rows until the transaction ends, in id order (PostgreSQL; SQLite has
     one writer): two workers recording deliveries of the same endpoints, one of them disabling
-    an endpoint, would otherwise lock them in opposite orders."""
+    an endpoint, would otherwise lock them in opposite orders.
+
+    The lock is the one an UPDATE of the row's other columns takes (``FOR NO KEY UPDATE``).
+    ``FOR UPDATE`` would also wait for every transaction that queued a delivery to the endpoint
+    (the delivery's foreign key holds ``FOR KEY SHARE`` on it until commit), and the capture's
+    group commits then queued behind the waiting recorder: with two servers on one database,
+    capture submit served half of what it did without the endpoint."""
     if postgres() and endpoint_ids:
         condition, ids = one_of("id", sorted(set(endpoint_ids)))
-        await select(f"SELECT id FROM webhook_endpoints WHERE {condition} ORDER BY id FOR UPDATE", ids)
+        await select(f"SELECT id FROM webhook_endpoints WHERE {condition} ORDER BY id FOR NO KEY UPDATE", ids)
 
 
 async def insert_attempts(attempts: Sequence[AttemptRow]) -> None:

@@ -321,29 +321,9 @@ def delivery_of(row: Row) -> DeliveryRow:
     )
 
 
-async def due_deliveries(now: datetime, limit: int) -> list[DeliveryRow]:
-    """The deliveries to try at ``now``: pending, or being sent by a worker whose lease ran out."""
-    rows = await select(
-        SELECT_DELIVERIES + " WHERE d.status IN ('pending', 'sending') AND d.next_attempt_at <= {} "
-        "ORDER BY d.next_attempt_at, d.id LIMIT {}",
-        [moment(now), limit],
-    )
-    return [delivery_of(row) for row in rows]
-
-
 async def delivery_by_id(delivery_id: int) -> DeliveryRow | None:
     row = await select_one(SELECT_DELIVERIES + " WHERE d.id = {}", [delivery_id])
     return None if row is None else delivery_of(row)
-
-
-async def deliveries_by_ids(delivery_ids: Sequence[int]) -> list[DeliveryRow]:
-    if not delivery_ids:
-        return []
-    rows = await select(
-        SELECT_DELIVERIES + f" WHERE d.id IN ({parameters(len(delivery_ids))}) ORDER BY d.id",
-        list(delivery_ids),
-    )
-    return [delivery_of(row) for row in rows]
 
 
 async def deliveries_of_endpoint(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from app.db import after_commit, transactional
@@ -33,9 +33,9 @@ Round = Callable[[], Awaitable[tuple[int, bool]]]
 # when it was.
 Move = Callable[..., Awaitable[bool]]
 
-# A repository's claim of many rows at once (app.repositories.webhook_batches.claim_deliveries):
-# ``(row_ids, now, lease_until)``, taking those still due at ``now``; their attempts by id.
-ClaimMany = Callable[[Sequence[int], datetime, datetime], Awaitable[dict[int, int]]]
+# A repository's claim of the rows due at once (app.repositories.webhook_batches.
+# claim_due_deliveries): ``(now, lease_until, limit)``; the attempts of the rows taken, by id.
+ClaimDue = Callable[[datetime, datetime, int], Awaitable[dict[int, int]]]
 
 
 class DurableQueue:
@@ -64,11 +64,11 @@ class DurableQueue:
         return attempt
 
     async def claim_due(
-        self, claim: ClaimMany, row_ids: Sequence[int], now: datetime, lease_until: datetime
+        self, claim: ClaimDue, now: datetime, lease_until: datetime, limit: int
     ) -> dict[int, int]:
-        """Take those of the rows still due at ``now`` with one claim (its own transaction),
-        each for one attempt until ``lease_until``; their attempts' numbers by id."""
-        claimed = await transactional(claim)(row_ids, now, lease_until)
+        """Take up to ``limit`` rows due at ``now`` with one claim (its own transaction), each
+        for one attempt until ``lease_until``; their attempts' numbers by id."""
+        claimed = await transactional(claim)(now, lease_until, limit)
         self._held.update(claimed)
         return claimed
 

@@ -266,24 +266,22 @@ async def _disable(endpoint: EndpointRow, now: datetime, settings: Settings) -> 
 
 async def deliver_due(settings: Settings, sender: Sender, now: datetime | None = None) -> int:
     """One round of the worker: the deliveries due at ``now`` (BATCH at most) claimed by one
-    statement, sent side by side, and recorded in one transaction; how many were due."""
+    statement, sent side by side, and recorded in one transaction; how many it claimed."""
     moment = now or datetime.now(UTC)
-    due = await webhooks.due_deliveries(moment, BATCH)
-    if not due:
+    claimed = await queue.claim_due(batches.claim_due_deliveries, moment, moment + LEASE, BATCH)
+    if not claimed:
         return 0
-    claimed = await queue.claim_due(batches.claim_deliveries, [row.id for row in due], moment, moment + LEASE)
-    mine = [row for row in due if row.id in claimed]  # the others went to another worker
-    if mine:
-        endpoints = await batches.endpoints_by_ids([row.endpoint_id for row in mine])
-        attempts = await asyncio.gather(
-            *(_attempt(row, endpoints.get(row.endpoint_id), claimed[row.id], sender, moment) for row in mine)
-        )
-        await _record(attempts, moment, settings)
-        for attempt in attempts:
-            queue.settled(attempt.delivery.id)
-            if not attempt.succeeded:
-                delivery_failed("webhook")
-    return len(due)
+    mine = await batches.deliveries_by_ids(list(claimed))
+    endpoints = await batches.endpoints_by_ids([row.endpoint_id for row in mine])
+    attempts = await asyncio.gather(
+        *(_attempt(row, endpoints.get(row.endpoint_id), claimed[row.id], sender, moment) for row in mine)
+    )
+    await _record(attempts, moment, settings)
+    for attempt in attempts:
+        queue.settled(attempt.delivery.id)
+        if not attempt.succeeded:
+            delivery_failed("webhook")
+    return len(claimed)
 
 
 def wake_worker() -> None:

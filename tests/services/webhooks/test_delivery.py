@@ -7,6 +7,7 @@ import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
+import asyncpg
 import pytest
 
 from app.db import atomic, transactional
@@ -369,3 +370,26 @@ async def test_the_deliveries_of_an_endpoint_disabled_meanwhile_fail_unsent(
     [delivery] = await deliveries()
     assert (delivery.status, delivery.last_error) == ("failed", "The endpoint is disabled")
     assert await WebhookAttempt.all().count() == 0
+
+
+async def test_a_worker_skips_the_deliveries_another_is_claiming_on_postgresql(
+    agent, application, hook_settings, receiver, sender, backend, db
+):
+    """Workers of several servers share the queue: one does not wait for the rows another holds
+    (nor read what only that one will send)."""
+    if backend != "postgres":
+        pytest.skip("SQLite has one writer at a time")
+    await make_webhook(agent, application, receiver.url, hook_settings)
+    await make_thread(application)
+    await make_thread(application)
+    first, second = await deliveries()
+    other_worker = await asyncpg.connect("postgresql://" + db.split("://", 1)[1])
+    try:
+        async with other_worker.transaction():
+            await other_worker.execute("SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE", first.id)
+            async with asyncio.timeout(5):
+                assert await deliver_due(hook_settings, sender) == 1
+    finally:
+        await other_worker.close()
+
+    assert [(d.id, d.status) for d in await deliveries()] == [(first.id, "pending"), (second.id, "delivered")]
