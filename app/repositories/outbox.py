@@ -125,13 +125,19 @@ async def sent_recently(to_address: str, kind: str, since: datetime) -> bool:
 
 async def due(now: datetime, limit: int) -> list[OutboxRow]:
     """The e-mails to try at ``now`` (pending, or being sent by a worker whose lease ran out)."""
-    rows = await select(
+    rows = await select(*due_statement(now, limit))
+    return [_outbox_of(row) for row in rows]
+
+
+def due_statement(now: datetime, limit: int) -> tuple[str, list[object]]:
+    """The due e-mails' template and values, read in order from the index of the due ones
+    (migration 0021)."""
+    return (
         f"SELECT {columns('o', OUTBOX_COLUMNS)} FROM outbound_emails o "
         "WHERE o.status IN ('pending', 'sending') AND o.next_attempt_at <= {} "
         "ORDER BY o.next_attempt_at, o.id LIMIT {}",
         [moment(now), limit],
     )
-    return [_outbox_of(row) for row in rows]
 
 
 async def outbox_row(row_id: int) -> OutboxRow | None:

@@ -16,7 +16,7 @@ from tortoise import connections
 
 from app.db import atomic
 from app.models import Feedback
-from app.repositories import deletion, maintenance, replies, search, tags, threads, webhook_batches
+from app.repositories import deletion, maintenance, outbox, replies, search, tags, threads, webhook_batches
 from app.repositories.inbox import ThreadQuery
 from app.services.search import SCAN_WINDOW
 from app.services.seed import SPAN_DAYS, seed_application
@@ -252,3 +252,13 @@ async def test_the_due_webhook_deliveries_are_claimed_from_an_index(backend):
         assert "webhook_deliveries_due" in plan and "Sort" not in plan, plan
     else:
         assert "SEARCH webhook_deliveries USING COVERING INDEX idx_webhook_del_status" in plan, plan
+
+
+async def test_the_due_emails_are_read_in_order_from_their_index(backend):
+    """Not every e-mail ever queued (SQLite scanned them all), nor dead index entries of those
+    sent since (PostgreSQL's bitmap scan of the index by status)."""
+    template, values = outbox.due_statement(datetime.now(UTC), 50)
+    plan = await _plan(_inline(template, values), backend)
+
+    assert "outbound_emails_due" in plan, plan
+    assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
