@@ -1,9 +1,10 @@
-"""The bare reference for ``make bench``: Quart + Hypercorn + Tortoise, one endpoint.
+"""The bare reference for ``make bench``: Quart + Hypercorn + Tortoise, one table.
 
 ``POST /submit`` validates a JSON body (an e-mail address and a message) and inserts one row,
-which is the least any capture endpoint on this stack can do. ``GET /list`` reads the fifty
-newest rows through the ORM and returns them as JSON, the least any list endpoint can do. ``GET /ping``
-answers ``ok``: the least any request costs on this stack. Serve it with
+which is the least any capture endpoint on this stack can do; ``POST /submit-webhook`` also
+POSTs the row to ``REFERENCE_WEBHOOK``, the least one that tells a webhook can do. ``GET /list``
+reads the fifty newest rows through the ORM and returns them as JSON, the least any list
+endpoint can do. ``GET /ping`` answers ``ok``: the least any request costs on this stack. Serve it with
 ``hypercorn -k uvloop -w 2 benchmarks.reference_app:app`` after creating the table with
 ``python -m benchmarks.reference_app init``, which also writes the fifty rows the list reads
 (both read ``REFERENCE_DATABASE_URL``).
