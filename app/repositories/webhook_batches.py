@@ -93,8 +93,7 @@ async def lock_endpoints(endpoint_ids: Sequence[int]) -> None:
     The lock is the one an UPDATE of the row's other columns takes (``FOR NO KEY UPDATE``).
     ``FOR UPDATE`` would also wait for every transaction that queued a delivery to the endpoint
     (the delivery's foreign key holds ``FOR KEY SHARE`` on it until commit), and the capture's
-    group commits then queued behind the waiting recorder: with two servers on one database,
-    capture submit served half of what it did without the endpoint."""
+    group commits would then queue behind the waiting recorder."""
     if postgres() and endpoint_ids:
         condition, ids = one_of("id", sorted(set(endpoint_ids)))
         await select(f"SELECT id FROM webhook_endpoints WHERE {condition} ORDER BY id FOR NO KEY UPDATE", ids)

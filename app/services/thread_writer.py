@@ -125,9 +125,9 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     await notifications.threads_created(written, [item.submission for item in items])
     # The counters last: their UPDATEs lock rows that every writer of an application shares (its
     # row, its tags' rows) until the commit, so taken last they are held for the commit alone,
-    # not for the events' reads and writes above (with a webhook endpoint, two servers' group
-    # commits queued on them and served half of what one did). Applications, then tags, each in
-    # id order: the order in which archiving takes them (app.services.counters).
+    # not for the events' reads and writes above, which other servers' group commits would wait
+    # out. Applications, then tags, each in id order: the order in which archiving takes them
+    # (app.services.counters).
     for application_id in sorted(by_application):
         await counters.threads_added(application_id, opened=len(by_application[application_id]))
     await counters.tag_links_added({tag_id: (count, 0) for tag_id, count in gained.items()})
