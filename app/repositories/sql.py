@@ -198,7 +198,7 @@ def columns(alias: str, names: Iterable[str]) -> str:
 
 def limit_clause(limit: int, offset: int = 0) -> str:
     """``LIMIT n`` (and ``OFFSET m`` past the first page) written into a statement rather than
-    bound as parameters, for the pages of threads.
+    bound as parameters, for the pages of threads and the webhook workers' claim.
 
     PostgreSQL prices the cached generic plan of a statement whose limit is a parameter as if it
     returned a tenth of the rows, never picks it, and plans the statement again on every run:

@@ -23,12 +23,12 @@ from app.repositories.sql import (
     select,
 )
 from app.repositories.webhooks import (
-    DELIVERY_FIELDS,
     SELECT_DELIVERIES,
     SELECT_ENDPOINTS,
     AttemptRow,
     DeliveryRow,
     EndpointRow,
+    delivery_assignments,
     delivery_of,
     endpoint_of,
 )
@@ -122,12 +122,9 @@ async def insert_attempts(attempts: Sequence[AttemptRow]) -> None:
 async def settle_deliveries(delivery_ids: Sequence[int], attempt: int, **fields: object) -> int:
     """Record one outcome (``fields``) on the deliveries still held for their ``attempt``-th
     attempt (a worker's lease that ran out may have let another take one); how many were."""
-    if set(fields) - DELIVERY_FIELDS:
-        raise ValueError(f"not delivery fields: {sorted(set(fields) - DELIVERY_FIELDS)}")
+    assignments, values = delivery_assignments(fields)
     if not delivery_ids:
         return 0
-    values = [moment(value) if isinstance(value, datetime) else value for value in fields.values()]
-    assignments = ", ".join(f"{name} = {{}}" for name in fields)
     condition, ids = one_of("id", delivery_ids)
     return await change(
         f"UPDATE webhook_deliveries SET {assignments} "

@@ -344,13 +344,18 @@ DELIVERY_FIELDS = frozenset(
 )
 
 
-async def move_delivery(delivery_id: int, from_status: str, after_attempts: int, **fields: object) -> bool:
-    """Change a delivery still in ``from_status`` after ``after_attempts`` attempts (nobody else
-    took it meanwhile); False when it is not (the claim of the durable queue, as the outbox's)."""
+def delivery_assignments(fields: dict[str, object]) -> tuple[str, list[object]]:
+    """``SET`` assignments of a delivery's queue fields, and their values; other names refused."""
     if set(fields) - DELIVERY_FIELDS:
         raise ValueError(f"not delivery fields: {sorted(set(fields) - DELIVERY_FIELDS)}")
     values = [moment(value) if isinstance(value, datetime) else value for value in fields.values()]
-    assignments = ", ".join(f"{name} = {{}}" for name in fields)
+    return ", ".join(f"{name} = {{}}" for name in fields), values
+
+
+async def move_delivery(delivery_id: int, from_status: str, after_attempts: int, **fields: object) -> bool:
+    """Change a delivery still in ``from_status`` after ``after_attempts`` attempts (nobody else
+    took it meanwhile); False when it is not (the claim of the durable queue, as the outbox's)."""
+    assignments, values = delivery_assignments(fields)
     return (
         await change(
             f"UPDATE webhook_deliveries SET {assignments} "
