@@ -14,7 +14,9 @@ from app.repositories.sql import (
     columns,
     day,
     insert_rows,
+    limit_clause,
     moment,
+    moment_literal,
     one_of,
     parameters,
     postgres,
@@ -179,8 +181,8 @@ class ReplyFilter:
         """The ``AND ...`` conditions on ``r`` and their parameters."""
         text, values = "", []
         if self.on_date is not None:
-            text += " AND r.created_at >= {} AND r.created_at < {}"
-            values += [moment(bound) for bound in day_bounds(self.on_date)]
+            start, end = day_bounds(self.on_date)
+            text += f" AND r.created_at >= {moment_literal(start)} AND r.created_at < {moment_literal(end)}"
         if self.kind is not None:
             text += " AND r.type = {}"
             values.append(self.kind)
@@ -202,9 +204,9 @@ def page_statement(
         f"{columns('m', SENDER_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
         "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
         "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + conditions + " "
-        "ORDER BY r.created_at DESC, r.id DESC LIMIT {} OFFSET {}"
+        "ORDER BY r.created_at DESC, r.id DESC " + limit_clause(limit, offset)
     )
-    return template, [application_id, *values, limit, offset]
+    return template, [application_id, *values]
 
 
 async def page(

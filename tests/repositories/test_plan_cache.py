@@ -2,20 +2,23 @@
 
 Planning the page of threads again each time cost the database as much as running it (0.3-0.5
 ms, benchmarks/notes.md): with its limit bound as a parameter, the cached generic plan was
-priced as if it returned a tenth of the threads, so the planner never chose it.
+priced as if it returned a tenth of the threads, so the planner never chose it. The replies
+list had the same limit, and the replies of a day a range bound the same way.
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 import asyncpg
 import pytest
 from tortoise import connections
 
-from app.repositories import attachments, maintenance, threads
+from app.repositories import attachments, maintenance, replies, threads
 from app.repositories.inbox import ThreadQuery
 from app.repositories.sql import _statement
 from app.services.seed import seed_application
-from tests.factories import make_application, make_thread, make_user
+from tests.factories import make_application, make_reply, make_thread, make_user
 
 # PostgreSQL plans a prepared statement for its values five times before it weighs the
 # generic plan (plancache.c); a few runs more leave no doubt which one it settled on.
@@ -53,6 +56,30 @@ async def test_a_page_of_threads_is_not_planned_again_on_every_run(db, backend, 
     )
 
     generic, custom = await _plans_of(db, *statement)
+
+    assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
+
+
+@pytest.mark.parametrize("page", ["all", "of a day", "of one type"])
+async def test_a_page_of_replies_is_not_planned_again_on_every_run(db, backend, page):
+    if backend != "postgres":
+        pytest.skip("a plan cache of PostgreSQL's")
+    agent = await make_user(plan="team")
+    application = await make_application(agent)
+    await seed_application(application.id, 2000)
+    thread = await make_thread(application)
+    for number in range(30):
+        await make_reply(
+            agent, application, thread, f"Reply {number}", type=("note" if number % 3 else "reply")
+        )
+    await maintenance.refresh_statistics(("replies", "feedback", "members"))
+    chosen = {
+        "all": replies.ReplyFilter(),
+        "of a day": replies.ReplyFilter(on_date=datetime.now(UTC).date()),
+        "of one type": replies.ReplyFilter(kind="note"),
+    }[page]
+
+    generic, custom = await _plans_of(db, *replies.page_statement(application.id, chosen, 50, 0))
 
     assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
 
