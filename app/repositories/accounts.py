@@ -11,6 +11,7 @@ from app.repositories.sql import (
     Row,
     change,
     change_returning,
+    column_keys,
     columns,
     moment,
     read_moment,
@@ -64,21 +65,22 @@ SELECT_USERS = f"SELECT {columns('u', USER_COLUMNS)} FROM users u"
 
 def user_of(row: Row, alias: str = "u") -> UserRow:
     """The user whose columns a row holds under ``alias``."""
+    key = column_keys(alias, USER_COLUMNS)
     return UserRow(
-        id=row[f"{alias}.id"],
-        email=row[f"{alias}.email"],
-        name=row[f"{alias}.name"],
-        password_hash=row[f"{alias}.password_hash"],
-        plan=row[f"{alias}.plan"],
-        session_version=row[f"{alias}.session_version"],
-        created_at=read_moment(row[f"{alias}.created_at"]),
-        updated_at=read_moment(row[f"{alias}.updated_at"]),
+        id=row[key["id"]],
+        email=row[key["email"]],
+        name=row[key["name"]],
+        password_hash=row[key["password_hash"]],
+        plan=row[key["plan"]],
+        session_version=row[key["session_version"]],
+        created_at=read_moment(row[key["created_at"]]),
+        updated_at=read_moment(row[key["updated_at"]]),
     )
 
 
 def optional_user_of(row: Row, alias: str = "u") -> UserRow | None:
     """:func:`user_of` for the outer side of a join: None where the row has no user."""
-    return None if row[f"{alias}.id"] is None else user_of(row, alias)
+    return None if row[column_keys(alias, USER_COLUMNS)["id"]] is None else user_of(row, alias)
 
 
 def _token_of(row: Row) -> TokenRow:

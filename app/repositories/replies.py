@@ -24,7 +24,7 @@ from app.repositories.sql import (
     select,
     select_one,
 )
-from app.repositories.threads import SENDER_COLUMNS, THREAD_COLUMNS, ThreadRow, sender_of, thread_of
+from app.repositories.threads import SENDER_COLUMNS, THREAD_COLUMNS, ThreadRow, thread_of
 
 
 @dataclass(slots=True)
@@ -179,7 +179,8 @@ class ReplyFilter:
 
     def conditions(self) -> tuple[str, list[object]]:
         """The ``AND ...`` conditions on ``r`` and their parameters."""
-        text, values = "", []
+        text = ""
+        values: list[object] = []
         if self.on_date is not None:
             start, end = day_bounds(self.on_date)
             text += f" AND r.created_at >= {moment_literal(start)} AND r.created_at < {moment_literal(end)}"
@@ -216,8 +217,7 @@ async def page(
     found = []
     for row in await select(*page_statement(application_id, on_date, limit, offset)):
         reply = reply_of(row)
-        reply.feedback = thread_of(row)
-        reply.feedback.member = sender_of(row)
+        reply.feedback = thread_of(row)  # with its sender
         found.append(reply)
     return found
 

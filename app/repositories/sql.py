@@ -196,6 +196,15 @@ def columns(alias: str, names: Iterable[str]) -> str:
     return ", ".join(f'{alias}."{name}" AS "{alias}.{name}"' for name in names)
 
 
+@functools.lru_cache(maxsize=128)
+def column_keys(alias: str, names: tuple[str, ...]) -> dict[str, str]:
+    """``{"name": "alias.name"}``: the keys under which a row read with :func:`columns` holds a
+    joined table's columns, made once per alias. Row readers that take the alias look their
+    columns up through it: a key written as an f-string was a new string to build and hash for
+    every column of every row (a page of replies reads its sender twice per row)."""
+    return {name: f"{alias}.{name}" for name in names}
+
+
 def limit_clause(limit: int, offset: int = 0) -> str:
     """``LIMIT n`` (and ``OFFSET m`` past the first page) written into a statement rather than
     bound as parameters, for the pages of threads and the webhook workers' claim.

@@ -12,6 +12,7 @@ from app.repositories.sql import (
     Row,
     change,
     change_returning,
+    column_keys,
     columns,
     insert_rows,
     limit_clause,
@@ -124,13 +125,14 @@ SELECT_THREADS = select_threads()
 
 
 def sender_of(row: Row, alias: str = "m") -> SenderRow:
+    key = column_keys(alias, SENDER_COLUMNS)
     return SenderRow(
-        id=row[f"{alias}.id"],
-        application_id=row[f"{alias}.application_id"],
-        email=row[f"{alias}.email"],
-        name=row[f"{alias}.name"],
-        created_at=read_moment(row[f"{alias}.created_at"]),
-        updated_at=read_moment(row[f"{alias}.updated_at"]),
+        id=row[key["id"]],
+        application_id=row[key["application_id"]],
+        email=row[key["email"]],
+        name=row[key["name"]],
+        created_at=read_moment(row[key["created_at"]]),
+        updated_at=read_moment(row[key["updated_at"]]),
     )
 
 
