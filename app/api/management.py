@@ -49,7 +49,8 @@ async def show_organization(organization_id: str) -> Response:
 @require_scope("read")
 async def list_applications() -> Response:
     found = await applications_service.list_applications(current_user())
-    return data([application_json(a, settings()) for a in found])
+    config = settings()
+    return data([application_json(a, config) for a in found])
 
 
 async def _application_input() -> tuple[dict[str, object], IncomingFile | None]:

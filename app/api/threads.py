@@ -65,7 +65,8 @@ async def list_feedback(application_id: str) -> Response:
     pagination = _page(found.total.count, limit, offset)
     if not filters.plain():
         pagination.update(total_exact=found.total.exact, next_before=found.next_before)
-    return data([thread_json(t, settings()) for t in found.threads], pagination=pagination)
+    config = settings()  # once, not through the app proxy per thread
+    return data([thread_json(t, config) for t in found.threads], pagination=pagination)
 
 
 @blueprint.get("/applications/<application_id>/feedback/<feedback_id>")
@@ -155,7 +156,8 @@ async def list_replies(application_id: str) -> Response:
         thread = await feedback_service.get_thread(application, parse_id(feedback_id, "Invalid feedback"))
     replies, total = await replies_service.list_replies(application, on_date, limit, offset, kind, thread)
     attachments = await replies_service.attachments_of_replies(replies)
+    config = settings()
     return data(
-        [listed_reply_json(r, attachments.get(r.id, []), settings()) for r in replies],
+        [listed_reply_json(r, attachments.get(r.id, []), config) for r in replies],
         pagination=_page(total, limit, offset),
     )

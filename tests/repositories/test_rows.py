@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from datetime import datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from tortoise.models import Model
 
 from app.db import atomic
 from app.models import AccessToken, Application, Attachment, Feedback, Member, Organization, Reply, Tag, User
 from app.repositories import accounts, applications, attachments, organizations, replies, tags, threads
-from app.repositories.sql import select
+from app.repositories.sql import read_moment, select
 from tests.factories import (
     make_application,
     make_organization,
@@ -137,3 +138,19 @@ async def test_a_read_inside_a_transaction_sees_its_writes(db: str) -> None:
     rows = await atomic(rename_then_read)
 
     assert [row["name"] for row in rows] == ["Renamed"]
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "2026-11-29 13:05:27.792615+00:00",  # SQLite's text
+        datetime(2026, 11, 29, 13, 5, 27, 792615, tzinfo=UTC),  # asyncpg's timestamptz
+        datetime(2026, 11, 29, 14, 5, 27, 792615, tzinfo=timezone(timedelta(hours=1))),
+        datetime(2026, 11, 29, 13, 5, 27, 792615),  # naive: UTC by convention
+    ],
+)
+def test_a_stored_moment_is_read_as_the_same_instant_in_utc(stored):
+    read = read_moment(stored)
+
+    assert read == datetime(2026, 11, 29, 13, 5, 27, 792615, tzinfo=UTC)
+    assert read.utcoffset() == timedelta(0) and read.tzinfo is UTC
