@@ -53,6 +53,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     from app.api.operations import blueprint as operations_blueprint
     from app.api.operations import guard_metrics_listener
     from app.views import register_views
+    from app.views.rendering import keep_context_processors_on_the_loop
     from app.workers import start_background_workers
 
     config = settings or load_settings()
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None, manage_db: bool = True) -> Quar
     register_failure_handling(app)
     guard_metrics_listener(app, config)
     register_views(app, config)
+    keep_context_processors_on_the_loop(app)  # every blueprint is registered by now
     links.use_routes(app.url_map)
     deployment.use_settings(config)
     start_background_workers(app, config)

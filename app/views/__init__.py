@@ -9,7 +9,6 @@ from types import ModuleType
 
 from quart import Blueprint, Quart, Response, redirect, request, url_for
 from quart.typing import ResponseReturnValue
-from quart_auth import QuartAuth
 from werkzeug.exceptions import NotFound as RouteNotFound
 
 from app.config import Settings
@@ -20,6 +19,7 @@ from app.views.rendering import mailto_url, render_template
 from app.views.security import (
     SESSION_LIFETIME,
     UNSAFE_METHODS,
+    SessionAuth,
     check_csrf,
     csrf_token,
     harden,
@@ -47,7 +47,7 @@ def register_views(app: Quart, settings: Settings) -> None:
         # remembered (permanent) one is not rewritten on every request besides.
         SESSION_REFRESH_EACH_REQUEST=False,
     )
-    QuartAuth(app)
+    SessionAuth(app)
     app.add_template_filter(mailto_url, "mailto")
     assets = Assets()
     app.register_blueprint(build_blueprint(assets))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+from flask.templating import _default_template_ctx_processor as flask_default_context
 from jinja2 import Environment
 from markupsafe import Markup
 from quart import Quart, current_app, request
@@ -28,6 +29,19 @@ def _plain_environment(app: Quart) -> Environment:
         environment = app.jinja_env.overlay(enable_async=False, cache_size=TEMPLATE_CACHE_SIZE)
         app.extensions["plain_jinja"] = environment
     return environment
+
+
+def keep_context_processors_on_the_loop(app: Quart) -> None:
+    """Drop the copies of Flask's default context processor that every blueprint carries.
+
+    Quart gives the app its own default processor (``g``, ``request`` and ``session``, as a
+    coroutine), but each blueprint registers Flask's, a plain function that puts the same three
+    names in the context, and Quart runs a plain processor in its thread pool: a page of
+    ``views.inbox`` handed work to a thread and waited for it twice per render, for nothing the
+    app's own processor had not given. Call once every blueprint is registered."""
+    for blueprint, processors in app.template_context_processors.items():
+        if blueprint is not None:
+            processors[:] = [processor for processor in processors if processor is not flask_default_context]
 
 
 async def render_template(template_name: str, **context: Any) -> str:

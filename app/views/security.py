@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from quart import Response, current_app, g, redirect, request, session, url_for
 from quart_auth import AuthUser as QuartAuthUser
-from quart_auth import current_user, login_user, logout_user
+from quart_auth import QuartAuth, current_user, login_user, logout_user
 from wtforms import Form
 from wtforms.csrf.session import SessionCSRF
 
@@ -56,6 +56,19 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
+
+
+class SessionAuth(QuartAuth):
+    """quart-auth as the web app uses it, with its template context made a coroutine.
+
+    quart-auth offers ``current_user`` to templates through a plain function, and Quart runs
+    a plain context processor in its thread pool: every page paid a hand-off to a thread and
+    back, and the GIL with it, to read a cookie. The pages read the agent from their own
+    context (``agent``, app.views); ``current_user`` stays there as quart-auth defines it."""
+
+    async def _template_context(self) -> dict[str, QuartAuthUser]:  # type: ignore[override]
+        return {"current_user": self.load_user()}
+
 
 # Browsers that once saw a page over https keep to https for a year (subdomains too).
 STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
