@@ -13,7 +13,7 @@ from app.repositories.sql import (
     change_returning,
     columns,
     moment,
-    parameters,
+    one_of,
     read_moment,
     read_optional_moment,
     select,
@@ -169,10 +169,9 @@ async def statuses_of_replies(reply_ids: Sequence[int]) -> dict[int, str]:
     """The outbox status of each e-mailed reply."""
     if not reply_ids:
         return {}
+    of_replies, values = one_of("reply_id", reply_ids)  # one statement text whatever the count
     rows = await select(
-        f"SELECT reply_id, status FROM outbound_emails WHERE reply_id IN ({parameters(len(reply_ids))}) "
-        "ORDER BY id",
-        list(reply_ids),
+        f"SELECT reply_id, status FROM outbound_emails WHERE {of_replies} ORDER BY id", values
     )
     return {row["reply_id"]: row["status"] for row in rows}
 

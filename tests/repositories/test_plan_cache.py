@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 from tortoise import connections
 
-from app.repositories import attachments, maintenance, replies, threads
+from app.repositories import attachments, maintenance, outbox, replies, threads
 from app.repositories.inbox import ThreadQuery
 from app.repositories.sql import _statement
 from app.services.seed import seed_application
@@ -93,5 +93,18 @@ async def test_a_pages_files_are_read_by_one_statement_whatever_the_number_of_re
         await attachments.attachments_of([thread.id for thread in threads_of_page], list(range(1, count + 1)))
 
     texts = {statement.split(": [")[0] for statement in queries.statements if "FROM attachments" in statement}
+
+    assert len(texts) == 1, texts
+
+
+async def test_the_e_mail_statuses_of_a_threads_replies_are_read_by_one_statement_text(db, backend, queries):
+    if backend != "postgres":
+        pytest.skip("SQLite takes IN lists")
+    for count in (1, 3):
+        await outbox.statuses_of_replies(list(range(1, count + 1)))
+
+    texts = {
+        statement.split(": [")[0] for statement in queries.statements if "FROM outbound_emails" in statement
+    }
 
     assert len(texts) == 1, texts
