@@ -199,9 +199,9 @@ def columns(alias: str, names: Iterable[str]) -> str:
 @functools.lru_cache(maxsize=128)
 def column_keys(alias: str, names: tuple[str, ...]) -> dict[str, str]:
     """``{"name": "alias.name"}``: the keys under which a row read with :func:`columns` holds a
-    joined table's columns, made once per alias. Row readers that take the alias look their
-    columns up through it: a key written as an f-string was a new string to build and hash for
-    every column of every row (a page of replies reads its sender twice per row)."""
+    joined table's columns, made once per alias and shared (read it, never change it). Row
+    readers that take the alias look their columns up through it: a key written as an f-string
+    was a new string to build and hash for every column of every row."""
     return {name: f"{alias}.{name}" for name in names}
 
 
@@ -215,8 +215,8 @@ def limit_clause(limit: int, offset: int = 0) -> str:
     it; for a search's scan of the newest threads the plan made for the pattern at hand read
     every sender (24 ms) where the cached one walks the window (11 ms). With the numbers in the
     text the cached plan is kept (one text per page size and offset; a first page is the common
-    case). The replies list was planned again on every run for the same reason (about 1.8 ms of
-    the database's CPU against 0.7 with the limit written in, at a million replies). Statements
+    case). The replies list was planned again on every run for the same reason (about 2 ms of
+    the database's CPU against 0.7 with the limit written in, at 820,000 replies). Statements
     whose best plan depends on their values (a trigram look-up) keep a bound limit and are
     planned each time. Only ints are written."""
     return f"LIMIT {int(limit)} OFFSET {int(offset)}" if offset else f"LIMIT {int(limit)}"
@@ -235,10 +235,11 @@ def moment_literal(value: datetime) -> str:
     statement as a literal, where :func:`moment` would bind it.
 
     For a range whose best plan is the same for any bounds (an index walked in order from one
-    end of it): bound, PostgreSQL prices the cached generic plan with a default selectivity,
-    keeps planning the statement for its values on every run (the replies of a day: 0.8 ms of
-    the database's CPU where running it took 0.15), and a statement text per bound is cached
-    like any other. Only a datetime's ISO form is written (digits and ``-:.+ T``)."""
+    end of it): bound, PostgreSQL prices the cached generic plan with a default selectivity and
+    plans the statement for its values on every run (a page of the replies of a day: 1.4 ms of
+    the database's CPU against 0.7 with its plan kept). Written in, each day is a statement text
+    of its own, prepared and planned once per connection. Only a datetime's ISO form is written
+    (digits and ``-:.+ T``)."""
     if not isinstance(value, datetime):
         raise TypeError("moment_literal writes datetimes only")
     if postgres():

@@ -57,6 +57,9 @@ CONTENT_SECURITY_POLICY = (
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
 
+# Browsers that once saw a page over https keep to https for a year (subdomains too).
+STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
+
 
 class SessionAuth(QuartAuth):
     """quart-auth as the web app uses it, with its template context made a coroutine.
@@ -68,10 +71,6 @@ class SessionAuth(QuartAuth):
 
     async def _template_context(self) -> dict[str, QuartAuthUser]:  # type: ignore[override]
         return {"current_user": self.load_user()}
-
-
-# Browsers that once saw a page over https keep to https for a year (subdomains too).
-STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
 
 
 def harden(response: Response, secure: bool) -> Response:
