@@ -30,8 +30,8 @@ from quart import Quart, Response, request
 from tortoise import Tortoise, fields
 from tortoise.models import Model
 
-from app.api.common import encode_json
 from app.db import connection_settings
+from app.representations import encode_json
 
 
 def tortoise_config(database_url: str) -> dict:
@@ -146,7 +146,7 @@ DOCUMENTS = Path(os.environ.get("REFERENCE_DOCUMENTS", "/nonexistent"))
 async def document(name: str) -> Response:
     """The fifty rows of ``/list`` read as there, then one of Earful's answers returned instead
     of them: a JSON document decoded at start-up and encoded again on every request (with
-    Earful's own encoder, :func:`app.api.common.encode_json`), or an HTML page sent as it is.
+    Earful's own encoder, :func:`app.representations.encode_json`), or an HTML page sent as it is.
     This is the floor of a read whose answer is that large on this stack (the ORM read, the
     encoding, the transport), which no amount of work on Earful's side can go below: the
     feedback list carries every thread with its sender, tags and replies."""

@@ -1,10 +1,10 @@
-"""How the APIs encode their JSON answers (app.api.common.encode_json)."""
+"""How the APIs encode their JSON answers (app.representations.encode_json)."""
 
 from __future__ import annotations
 
 import json
 
-from app.api.common import encode_json
+from app.representations import encode_json
 from tests.factories import make_thread
 
 

@@ -15,7 +15,6 @@ notes go only to endpoints that ask for them (``include_notes``).
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ from app.db import in_open_transaction
 from app.repositories import attachments, replies, threads, webhooks
 from app.repositories.replies import ReplyRow
 from app.repositories.webhooks import EndpointRow, NewEvent
-from app.representations import listed_reply_json, thread_json
+from app.representations import encode_json, listed_reply_json, thread_json
 from app.services.deployment import current_settings
 from app.services.thread_details import load_details
 from app.services.webhooks.delivery import wake_after_commit
@@ -43,11 +42,10 @@ def new_message_id() -> str:
 
 
 def body(kind: str, data: dict[str, Any], now: datetime) -> str:
-    """The JSON body of a standard delivery."""
+    """The JSON body of a standard delivery, encoded as the management API encodes its answers
+    (one per new thread on the capture path)."""
     stamp = now.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    return json.dumps(
-        {"type": kind, "timestamp": stamp, "data": data}, ensure_ascii=False, separators=(",", ":")
-    )
+    return encode_json({"type": kind, "timestamp": stamp, "data": data}).decode()
 
 
 def listens(endpoint: EndpointRow, kind: str, note: bool = False) -> bool:
