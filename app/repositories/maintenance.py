@@ -6,7 +6,7 @@ from typing import Literal
 
 from app.repositories.sql import postgres, script, select_one
 
-Table = Literal["members", "feedback", "replies", "feedback_tags", "tags"]
+Table = Literal["members", "feedback", "replies", "feedback_tags", "tags", "outbound_emails"]
 
 
 async def highest_id(table: Table) -> int:

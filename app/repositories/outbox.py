@@ -12,6 +12,7 @@ from app.repositories.sql import (
     change,
     change_returning,
     columns,
+    limit_clause,
     moment,
     one_of,
     read_moment,
@@ -131,12 +132,13 @@ async def due(now: datetime, limit: int) -> list[OutboxRow]:
 
 def due_statement(now: datetime, limit: int) -> tuple[str, list[object]]:
     """The due e-mails' template and values, read in order from the index of the due ones
-    (migration 0021)."""
+    (migration 0021). The limit is written in (``limit_clause``) so that PostgreSQL keeps the
+    statement's plan instead of planning it again at every wake-up of every worker."""
     return (
         f"SELECT {columns('o', OUTBOX_COLUMNS)} FROM outbound_emails o "
         "WHERE o.status IN ('pending', 'sending') AND o.next_attempt_at <= {} "
-        "ORDER BY o.next_attempt_at, o.id LIMIT {}",
-        [moment(now), limit],
+        f"ORDER BY o.next_attempt_at, o.id {limit_clause(limit)}",
+        [moment(now)],
     )
 
 

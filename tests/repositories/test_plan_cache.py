@@ -14,6 +14,7 @@ import asyncpg
 import pytest
 from tortoise import connections
 
+from app.db import atomic
 from app.repositories import attachments, maintenance, outbox, replies, threads
 from app.repositories.inbox import ThreadQuery
 from app.repositories.sql import _statement
@@ -80,6 +81,23 @@ async def test_a_page_of_replies_is_not_planned_again_on_every_run(db, backend, 
     }[page]
 
     generic, custom = await _plans_of(db, *replies.page_statement(application.id, chosen, 50, 0))
+
+    assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
+
+
+async def test_the_outbox_poll_is_not_planned_again_on_every_wake_up(db, backend):
+    if backend != "postgres":
+        pytest.skip("a plan cache of PostgreSQL's")
+    now = datetime.now(UTC)
+    for number in range(2000):
+        await atomic(
+            lambda number=number: outbox.queue_message(
+                "notification", None, f"agent{number}@example.com", f"<{number}@earful>", "Subject: hi", now
+            )
+        )
+    await maintenance.refresh_statistics(("outbound_emails",))
+
+    generic, custom = await _plans_of(db, *outbox.due_statement(now, 20))
 
     assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
 
