@@ -253,9 +253,10 @@ async def thread_anywhere(feedback_id: int) -> ThreadRow | None:
 # Writing new threads ---------------------------------------------------------------------------
 
 
-async def upsert_senders(threads: Sequence[NewThreadRow], now: datetime) -> dict[tuple[int, str], int]:
-    """Insert the senders, or update the name of those who give one, and return their ids by
-    (application, address).
+async def upsert_senders(threads: Sequence[NewThreadRow], now: datetime) -> dict[tuple[int, str], SenderRow]:
+    """Insert the senders, or update the name of those who give one, and return them as they
+    now are, by (application, address): the group commit builds its threads' events from them
+    instead of reading the threads back.
 
     One statement, the first of the unit. Sorted, so that two batches lock the same senders in the
     same order.
@@ -274,10 +275,15 @@ async def upsert_senders(threads: Sequence[NewThreadRow], now: datetime) -> dict
         "ON CONFLICT (application_id, email) DO UPDATE SET "
         "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE members.name END, "
         "updated_at = CASE WHEN excluded.name <> '' THEN excluded.updated_at ELSE members.updated_at END "
-        "RETURNING id, application_id, email",
+        f"RETURNING {_RETURNED_SENDER}",
         values,
     )
-    return {(row["application_id"], row["email"]): row["id"] for row in rows}
+    senders = [sender_of(row) for row in rows]
+    return {(sender.application_id, sender.email): sender for sender in senders}
+
+
+# A sender's columns as RETURNING names them, under the keys :func:`sender_of` reads.
+_RETURNED_SENDER = ", ".join(f'{name} AS "m.{name}"' for name in SENDER_COLUMNS)
 
 
 async def reserve_thread_ids(count: int) -> list[int]:

@@ -85,17 +85,19 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     insert of the links, the counters (app.services.counters), the read of the applications'
     webhook endpoints and their notification settings, and on PostgreSQL the one notification
     that tells the open inboxes (app.services.live); plus one claim per thread with uploads,
-    and the events and e-mails of the applications that have listeners.
+    and the events and e-mails of the applications that have listeners. The events are built
+    from the rows written here (the threads, their senders as the upsert returned them), not
+    read back: only the tags and files they were given are read.
     """
     now = datetime.now(UTC)
     rows = [_new_row(item) for item in items]
-    members = await threads.upsert_senders(rows, now)
+    senders = await threads.upsert_senders(rows, now)
     ids = await threads.reserve_thread_ids(len(items))
     written = [
         ThreadRow(
             id=thread_id,
             application_id=row.application_id,
-            member_id=members[(row.application_id, row.email)],
+            member_id=senders[(row.application_id, row.email)].id,
             message=row.message,
             sentiment=row.sentiment,
             sentiment_corrected=False,
@@ -110,6 +112,7 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
             last_reply_at=now,
             created_at=now,
             updated_at=now,
+            member=senders[(row.application_id, row.email)],
         )
         for thread_id, row in zip(ids, rows, strict=True)
     ]
@@ -120,7 +123,12 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     by_application: dict[int, list[int]] = defaultdict(list)
     for thread in written:
         by_application[thread.application_id].append(thread.id)
-    await events.announce_threads(events.CREATED, by_application)
+    given = list(zip(written, [item.submission for item in items], strict=True))
+    await events.announce_new_threads(
+        written,
+        with_files={thread.id for thread, submission in given if submission.attachments},
+        with_tags={thread.id for thread, submission in given if submission.tags},
+    )
     await live.announce_threads(by_application)
     await notifications.threads_created(written, [item.submission for item in items])
     # The counters last: their UPDATEs lock rows that every writer of an application shares (its

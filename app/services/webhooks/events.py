@@ -16,17 +16,18 @@ notes go only to endpoints that ask for them (``include_notes``).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from app.db import in_open_transaction
 from app.repositories import attachments, replies, threads, webhooks
 from app.repositories.replies import ReplyRow
+from app.repositories.threads import ThreadRow
 from app.repositories.webhooks import EndpointRow, NewEvent
 from app.representations import encode_json, listed_reply_json, thread_json
 from app.services.deployment import current_settings
-from app.services.thread_details import load_details
+from app.services.thread_details import ThreadDetails, load_details, new_thread_details
 from app.services.webhooks.delivery import wake_after_commit
 
 CREATED = "feedback.created"
@@ -54,22 +55,50 @@ def listens(endpoint: EndpointRow, kind: str, note: bool = False) -> bool:
 
 
 async def announce_threads(kind: str, threads_by_application: Mapping[int, Sequence[int]]) -> None:
-    """Write ``kind`` (created, updated or deleted) for threads, inside the change's
-    transaction; a deletion announces them before it deletes them."""
+    """Write ``kind`` (updated or deleted) for threads, inside the change's transaction; a
+    deletion announces them before it deletes them."""
     assert in_open_transaction(), "events are written in the transaction of their change"
-    listeners = await webhooks.subscribers(list(threads_by_application))
-    wanted = {
-        application_id: [endpoint.id for endpoint in endpoints if listens(endpoint, kind)]
-        for application_id, endpoints in listeners.items()
-    }
+    wanted = await _endpoints_wanting(kind, threads_by_application)
     ids = [
         thread_id
         for app_id, thread_ids in threads_by_application.items()
         if wanted.get(app_id)
         for thread_id in thread_ids
     ]
-    if not ids:
-        return
+    if ids:
+        await _announce(kind, await load_details(await threads.threads_by_ids(ids)), wanted)
+
+
+async def announce_new_threads(
+    written: Sequence[ThreadRow], with_files: Collection[int], with_tags: Collection[int]
+) -> None:
+    """Write ``feedback.created`` for threads this transaction has just written, given as the
+    writer holds them, each with its sender (app.services.thread_writer).
+
+    A new thread has no reply yet and its other columns are what the writer wrote, so only its
+    tags (``with_tags``: the threads given some) and files (``with_files``) are read: at most two
+    statements inside the group commit's transaction, where reading the threads back took four
+    (and on SQLite that transaction holds the one write lock of every worker)."""
+    assert in_open_transaction(), "events are written in the transaction of their change"
+    wanted = await _endpoints_wanting(CREATED, {thread.application_id for thread in written})
+    chosen = [thread for thread in written if wanted.get(thread.application_id)]
+    if chosen:
+        await _announce(CREATED, await new_thread_details(chosen, with_files, with_tags), wanted)
+
+
+async def _endpoints_wanting(kind: str, application_ids: Iterable[int]) -> dict[int, tuple[int, ...]]:
+    """The enabled endpoints of each application (its own and its organization's) that want
+    ``kind``, by application id."""
+    listeners = await webhooks.subscribers(list(application_ids))
+    return {
+        application_id: tuple(endpoint.id for endpoint in endpoints if listens(endpoint, kind))
+        for application_id, endpoints in listeners.items()
+    }
+
+
+async def _announce(
+    kind: str, threads_told: Sequence[ThreadDetails], wanted: Mapping[int, tuple[int, ...]]
+) -> None:
     settings = current_settings()
     now = datetime.now(UTC)
     events = [
@@ -78,9 +107,9 @@ async def announce_threads(kind: str, threads_by_application: Mapping[int, Seque
             details.thread.id,
             kind,
             body(kind, thread_json(details, settings), now),
-            tuple(wanted[details.thread.application_id]),
+            wanted[details.thread.application_id],
         )
-        for details in await load_details(await threads.threads_by_ids(ids))
+        for details in threads_told
     ]
     await _write(events, now)
 

@@ -9,9 +9,12 @@ import pytest
 
 from app.db import transactional
 from app.models import WebhookDelivery, WebhookEvent
+from app.representations import encode_json, thread_json
 from app.services import feedback, tags
+from app.services.attachments import store_uploads
 from app.services.deletion import delete_application, delete_thread
 from app.services.erasure import erase_person
+from app.services.files import IncomingFile
 from app.services.storage import storage_for
 from app.services.webhooks import events
 from app.services.webhooks.endpoints import create_endpoint, organization_scope
@@ -55,6 +58,40 @@ async def test_a_new_thread_writes_feedback_created_with_the_threads_json(agent,
     [delivery] = await WebhookDelivery.all()
     assert (delivery.endpoint_id, delivery.status, delivery.attempts) == (endpoint.id, "pending", 0)
     assert delivery.message_id.startswith("msg_")
+
+
+async def test_a_new_threads_event_shows_it_as_it_reads_after_the_commit(agent, application, hook_settings):
+    await make_webhook(agent, application, HOOK, hook_settings)
+    await make_thread(application, email="jo@example.org", name="Jo Customer", message="First")
+    png = IncomingFile("shot.png", b"\x89PNG\r\n\x1a\n" + bytes(20))
+    [upload] = await store_uploads(storage_for(hook_settings), application, [png], 10**6)
+
+    thread = await make_thread(
+        application,
+        email="jo@example.org",
+        name="",  # the sender keeps the name given before
+        message="Second",
+        tags=["ui", "bug"],
+        attachments=[upload],
+        properties={"plan": "team"},
+        nps=9,
+    )
+
+    told = (await written())[-1][1]["data"]
+    read = await feedback.get_thread_details(application, thread.id)
+    assert told == json.loads(encode_json(thread_json(read, hook_settings)))
+    assert (told["name"], told["tags"], len(told["attachments"])) == ("Jo Customer", ["bug", "ui"], 1)
+
+
+async def test_a_new_threads_event_does_not_read_the_thread_back(agent, application, hook_settings, queries):
+    await make_webhook(agent, application, HOOK, hook_settings)
+    queries.statements.clear()
+
+    await make_thread(application, message="No tags, no files.")
+
+    assert len(await written()) == 1
+    read_back = [s for s in queries.statements if "FROM feedback f" in s or "FROM replies" in s]
+    assert read_back == []
 
 
 async def test_without_a_listening_endpoint_nothing_is_written(agent, application, hook_settings):
