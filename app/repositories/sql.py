@@ -160,6 +160,28 @@ def _insert_statement(table: str, columns: tuple[str, ...], rows: int, postgres:
     return f'INSERT INTO "{table}" ({names}) VALUES {groups}'
 
 
+async def reserve_ids(table: str, count: int) -> list[int]:
+    """Take ``count`` new ids of ``table`` (an ``id`` that is SERIAL on PostgreSQL and
+    AUTOINCREMENT on SQLite) inside a transaction, so that its rows go in one multi-row insert
+    with their ids known, where inserting them one at a time to learn each id took a statement
+    a row.
+
+    PostgreSQL draws them from the id sequence. SQLite has no sequence to draw from, but every
+    transaction holds the database's write lock (the writers' queue, app.db), so the ids after
+    ``sqlite_sequence``'s are the transaction's own: insert them before reserving again, and
+    the insert moves the sequence on (AUTOINCREMENT: a deleted row's id is never reused)."""
+    _writer()  # inside a transaction only: outside one, two writers could take the same ids
+    if postgres():
+        rows = await select(
+            f"SELECT nextval(pg_get_serial_sequence('{table}', 'id')) AS id FROM generate_series(1, {{}})",
+            [count],
+        )
+        return sorted(int(row["id"]) for row in rows)
+    row = await select_one("SELECT seq FROM sqlite_sequence WHERE name = {}", [table])
+    last = int(row["seq"]) if row else 0
+    return list(range(last + 1, last + 1 + count))
+
+
 async def insert_rows(table: str, columns: tuple[str, ...], rows: Sequence[Sequence[object]]) -> None:
     """Insert ``rows`` (values in the order of ``columns``) with multi-row statements.
 

@@ -21,6 +21,7 @@ from app.repositories.sql import (
     postgres,
     read_json,
     read_moment,
+    reserve_ids,
     select,
     select_one,
     write_json,
@@ -287,22 +288,9 @@ _RETURNED_SENDER = ", ".join(f'{name} AS "m.{name}"' for name in SENDER_COLUMNS)
 
 
 async def reserve_thread_ids(count: int) -> list[int]:
-    """Take ``count`` new thread ids, so that the threads go in one multi-row insert.
-
-    PostgreSQL draws them from the id sequence. SQLite has no sequence to draw from, but the unit
-    holds the database's write lock (the writers' queue, app.db), so the next ids after
-    ``sqlite_sequence`` (AUTOINCREMENT: ids of deleted threads are never reused) are ours;
-    inserting them moves the sequence on.
-    """
-    if postgres():
-        rows = await select(
-            "SELECT nextval(pg_get_serial_sequence('feedback', 'id')) AS id FROM generate_series(1, {})",
-            [count],
-        )
-        return sorted(int(row["id"]) for row in rows)
-    row = await select_one("SELECT seq FROM sqlite_sequence WHERE name = 'feedback'")
-    last = int(row["seq"]) if row else 0
-    return list(range(last + 1, last + 1 + count))
+    """Take ``count`` new thread ids, so that the threads go in one multi-row insert
+    (:func:`app.repositories.sql.reserve_ids`)."""
+    return await reserve_ids("feedback", count)
 
 
 async def insert_senders(senders: Sequence[SenderRow]) -> None:

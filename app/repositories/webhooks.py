@@ -17,6 +17,7 @@ from app.repositories.sql import (
     parameters,
     read_moment,
     read_optional_moment,
+    reserve_ids,
     select,
     select_one,
 )
@@ -239,34 +240,40 @@ class NewEvent:
 
 async def insert_events(events: Sequence[NewEvent], message_ids: Sequence[str], now: datetime) -> list[int]:
     """Write events and one pending delivery per endpoint of each (``message_ids``: one per
-    delivery, in order); the ids of the deliveries."""
-    delivery_rows: list[tuple[object, ...]] = []
-    names = iter(message_ids)
-    for event in events:
-        rows = await change_returning(
-            "INSERT INTO webhook_events (application_id, feedback_id, type, payload, created_at) "
-            "VALUES ({}, {}, {}, {}, {}) RETURNING id",
-            [event.application_id, event.feedback_id, event.type, event.payload, moment(now)],
-        )
-        event_id = int(rows[0]["id"])
-        for endpoint_id in event.endpoint_ids:
-            delivery_rows.append(
-                (endpoint_id, event_id, next(names), "pending", 0, moment(now), "", moment(now))
-            )
+    delivery, in order); the ids of the deliveries. Four statements however many events (a
+    group commit writes one per new thread): their ids are reserved first
+    (:func:`app.repositories.sql.reserve_ids`), then each table takes one multi-row insert."""
+    if not events:
+        return []
+    event_ids = await reserve_ids("webhook_events", len(events))
+    await insert_rows(
+        "webhook_events",
+        ("id", "application_id", "feedback_id", "type", "payload", "created_at"),
+        [
+            (event_id, event.application_id, event.feedback_id, event.type, event.payload, moment(now))
+            for event_id, event in zip(event_ids, events, strict=True)
+        ],
+    )
+    targets = [
+        (endpoint_id, event_id)
+        for event_id, event in zip(event_ids, events, strict=True)
+        for endpoint_id in event.endpoint_ids
+    ]
+    if not targets:
+        return []
+    delivery_ids = await reserve_ids("webhook_deliveries", len(targets))
     await insert_rows(
         "webhook_deliveries",
-        ("endpoint_id", "event_id", "message_id", "status", "attempts", "next_attempt_at", "last_error",
+        ("id", "endpoint_id", "event_id", "message_id", "status", "attempts", "next_attempt_at", "last_error",
          "created_at"),
-        delivery_rows,
+        [
+            (delivery_id, endpoint_id, event_id, message_id, "pending", 0, moment(now), "", moment(now))
+            for delivery_id, (endpoint_id, event_id), message_id in zip(
+                delivery_ids, targets, message_ids, strict=True
+            )
+        ],
     )  # fmt: skip
-    if not delivery_rows:
-        return []
-    rows = await select(
-        "SELECT id FROM webhook_deliveries "
-        f"WHERE message_id IN ({parameters(len(delivery_rows))}) ORDER BY id",
-        [row[2] for row in delivery_rows],
-    )
-    return [int(row["id"]) for row in rows]
+    return delivery_ids
 
 
 @dataclass(slots=True)

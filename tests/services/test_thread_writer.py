@@ -9,13 +9,13 @@ import pytest
 from app.config import Quotas
 from app.db import atomic
 from app.errors import ValidationError
-from app.models import Application, Feedback, FeedbackTag, Member, Tag
+from app.models import Application, Feedback, FeedbackTag, Member, Tag, WebhookDelivery
 from app.repositories.applications import ApplicationRow
 from app.repositories.threads import ThreadRow
 from app.services.feedback import create_thread
 from app.services.submissions import parse_submission
 from app.services.thread_writer import _writers, known_tags
-from tests.factories import make_application
+from tests.factories import make_application, make_webhook
 
 
 def _submission(**body: object):
@@ -141,6 +141,27 @@ async def test_a_batch_runs_the_same_statements_whatever_its_size(application: A
     await statements_for(1, "warm")  # the tags exist and this worker knows their ids
 
     assert await statements_for(40, "many") == await statements_for(1, "one")
+
+
+async def test_a_batch_announced_to_an_endpoint_runs_the_same_statements_whatever_its_size(
+    agent, application: Application, hook_settings, queries
+) -> None:
+    await make_webhook(agent, application, "http://127.0.0.1:9/hooks", hook_settings)
+
+    async def statements_for(count: int, prefix: str) -> int:
+        queries.statements.clear()
+        await asyncio.gather(
+            *(
+                create_thread(application, _submission(email=f"{prefix}{n}@example.org", tags=["bug"]))
+                for n in range(count)
+            )
+        )
+        return queries.count
+
+    await statements_for(1, "warm")
+
+    assert await statements_for(40, "many") == await statements_for(1, "one")
+    assert await WebhookDelivery.filter(status="pending").count() == 42
 
 
 async def test_submits_waiting_when_the_worker_stops_are_answered_with_an_error(
