@@ -240,20 +240,13 @@ class NewEvent:
 
 async def insert_events(events: Sequence[NewEvent], message_ids: Sequence[str], now: datetime) -> list[int]:
     """Write events and one pending delivery per endpoint of each (``message_ids``: one per
-    delivery, in order); the ids of the deliveries. Four statements however many events (a
-    group commit writes one per new thread): their ids are reserved first
-    (:func:`app.repositories.sql.reserve_ids`), then each table takes one multi-row insert."""
+    delivery, in order); the ids of the deliveries. At most four statements however many events
+    (a group commit writes one per new thread), three for one event: the ids of several events,
+    and of the deliveries, are reserved first (:func:`app.repositories.sql.reserve_ids`), then
+    each table takes one multi-row insert; a lone event is inserted and its id returned."""
     if not events:
         return []
-    event_ids = await reserve_ids("webhook_events", len(events))
-    await insert_rows(
-        "webhook_events",
-        ("id", "application_id", "feedback_id", "type", "payload", "created_at"),
-        [
-            (event_id, event.application_id, event.feedback_id, event.type, event.payload, moment(now))
-            for event_id, event in zip(event_ids, events, strict=True)
-        ],
-    )
+    event_ids = await _insert_event_rows(events, now)
     targets = [
         (endpoint_id, event_id)
         for event_id, event in zip(event_ids, events, strict=True)
@@ -274,6 +267,28 @@ async def insert_events(events: Sequence[NewEvent], message_ids: Sequence[str], 
         ],
     )  # fmt: skip
     return delivery_ids
+
+
+async def _insert_event_rows(events: Sequence[NewEvent], now: datetime) -> list[int]:
+    """The events' rows, and their ids in order."""
+    if len(events) == 1:
+        [event] = events
+        rows = await change_returning(
+            "INSERT INTO webhook_events (application_id, feedback_id, type, payload, created_at) "
+            "VALUES ({}, {}, {}, {}, {}) RETURNING id",
+            [event.application_id, event.feedback_id, event.type, event.payload, moment(now)],
+        )
+        return [int(rows[0]["id"])]
+    event_ids = await reserve_ids("webhook_events", len(events))
+    await insert_rows(
+        "webhook_events",
+        ("id", "application_id", "feedback_id", "type", "payload", "created_at"),
+        [
+            (event_id, event.application_id, event.feedback_id, event.type, event.payload, moment(now))
+            for event_id, event in zip(event_ids, events, strict=True)
+        ],
+    )
+    return event_ids
 
 
 @dataclass(slots=True)
