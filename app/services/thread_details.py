@@ -38,7 +38,7 @@ async def load_details(
         details[reply.feedback_id].replies.append(reply)
         thread_of_reply[reply.id] = reply.feedback_id
     for attachment in await attachments.attachments_of(ids, list(thread_of_reply)):
-        if attachment.feedback_id is not None:  # read by thread: always set
+        if attachment.feedback_id in details:
             details[attachment.feedback_id].attachments.append(attachment)
         if attachment.reply_id in thread_of_reply:
             owner = details[thread_of_reply[attachment.reply_id]]
