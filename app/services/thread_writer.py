@@ -97,7 +97,7 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
         ThreadRow(
             id=thread_id,
             application_id=row.application_id,
-            member_id=senders[(row.application_id, row.email)].id,
+            member_id=sender.id,
             message=row.message,
             sentiment=row.sentiment,
             sentiment_corrected=False,
@@ -112,9 +112,11 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
             last_reply_at=now,
             created_at=now,
             updated_at=now,
-            member=senders[(row.application_id, row.email)],
+            member=sender,
         )
-        for thread_id, row in zip(ids, rows, strict=True)
+        for thread_id, row, sender in zip(
+            ids, rows, [senders[(row.application_id, row.email)] for row in rows], strict=True
+        )
     ]
     await threads.insert_threads(written)
     for item, thread in zip(items, written, strict=True):
@@ -123,11 +125,11 @@ async def insert_threads(items: Sequence[NewThread]) -> Written:
     by_application: dict[int, list[int]] = defaultdict(list)
     for thread in written:
         by_application[thread.application_id].append(thread.id)
-    given = list(zip(written, [item.submission for item in items], strict=True))
+    given = list(zip(written, items, strict=True))
     await events.announce_new_threads(
         written,
-        with_files={thread.id for thread, submission in given if submission.attachments},
-        with_tags={thread.id for thread, submission in given if submission.tags},
+        with_files={thread.id for thread, item in given if item.submission.attachments},
+        with_tags={thread.id for thread, item in given if item.submission.tags},
     )
     await live.announce_threads(by_application)
     await notifications.threads_created(written, [item.submission for item in items])

@@ -86,12 +86,14 @@ async def announce_new_threads(
         await _announce(CREATED, await new_thread_details(chosen, with_files, with_tags), wanted)
 
 
-async def _endpoints_wanting(kind: str, application_ids: Iterable[int]) -> dict[int, tuple[int, ...]]:
-    """The enabled endpoints of each application (its own and its organization's) that want
-    ``kind``, by application id."""
+async def _endpoints_wanting(
+    kind: str, application_ids: Iterable[int], note: bool = False
+) -> dict[int, tuple[int, ...]]:
+    """The ids of the enabled endpoints of each application (its own and its organization's)
+    that want ``kind`` (a note's when ``note``), by application id."""
     listeners = await webhooks.subscribers(list(application_ids))
     return {
-        application_id: tuple(endpoint.id for endpoint in endpoints if listens(endpoint, kind))
+        application_id: tuple(endpoint.id for endpoint in endpoints if listens(endpoint, kind, note))
         for application_id, endpoints in listeners.items()
     }
 
@@ -117,8 +119,9 @@ async def _announce(
 async def announce_reply(reply: ReplyRow) -> None:
     """Write ``reply.created`` for a new reply, note or customer answer, inside its transaction."""
     assert in_open_transaction(), "events are written in the transaction of their change"
-    listeners = (await webhooks.subscribers([reply.application_id])).get(reply.application_id, [])
-    wanted = tuple(e.id for e in listeners if listens(e, REPLY_CREATED, note=reply.type == "note"))
+    wanted = (await _endpoints_wanting(REPLY_CREATED, [reply.application_id], note=reply.type == "note")).get(
+        reply.application_id, ()
+    )
     if not wanted:
         return
     thread = await threads.thread_by_id(reply.application_id, reply.feedback_id)
