@@ -18,11 +18,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tortoise.backends.asyncpg.client import AsyncpgDBClient
-from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.backends.asyncpg.client import AsyncpgDBClient, TransactionWrapper
+from tortoise.backends.base.client import (
+    BaseDBAsyncClient,
+    TransactionalDBClient,
+    TransactionContext,
+    TransactionContextPooled,
+)
 from tortoise.backends.sqlite.client import SqliteClient
 
 from app.search_db import AttachesSearch
+from app.shared_reads import give_back_shared_reads
 
 _WRITE = re.compile(
     r"^\s*(?:INSERT|UPDATE|DELETE|REPLACE)\b|^\s*WITH\b.*\b(?:INSERT|UPDATE|DELETE)\b", re.I | re.S
@@ -69,8 +75,24 @@ class GuardedSqliteClient(WriteGuard, AttachesSearch):
     transaction."""
 
 
+class _TransactionAfterSharedReads(TransactionContextPooled):
+    """A transaction that takes its connection only once the task's shared read connection is
+    back in the pool (app.shared_reads): waiting for one while holding the other could leave
+    every view of a full pool waiting for the others."""
+
+    __slots__ = ()
+
+    async def __aenter__(self) -> TransactionalDBClient:
+        await give_back_shared_reads()
+        return await super().__aenter__()
+
+
 class GuardedAsyncpgClient(WriteGuard, AsyncpgDBClient):
-    """PostgreSQL: reads as usual; writes only inside a transaction."""
+    """PostgreSQL: reads as usual; writes only inside a transaction; a transaction gives back
+    the shared read connection first."""
+
+    def _in_transaction(self) -> TransactionContext:
+        return _TransactionAfterSharedReads(TransactionWrapper(self), self._pool_init_lock)
 
 
 def get_client_class(db_info: dict[str, Any]) -> type[SqliteClient | AsyncpgDBClient]:

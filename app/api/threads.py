@@ -22,6 +22,7 @@ from app.services.storage import storage_for
 from app.services.thread_details import load_details
 from app.services.thread_filters import parse_filters
 from app.services.validation import parse_bool
+from app.shared_reads import reads_on_one_connection
 
 blueprint = Blueprint("threads", __name__)
 
@@ -53,6 +54,7 @@ def _page(threads_or_replies_total: int, limit: int, offset: int) -> dict[str, o
 
 
 @blueprint.get("/applications/<application_id>/feedback")
+@reads_on_one_connection
 @require_scope("read")
 async def list_feedback(application_id: str) -> Response:
     """The feedback list; with the inbox's filters or a ``before`` cursor, its pagination also
@@ -70,6 +72,7 @@ async def list_feedback(application_id: str) -> Response:
 
 
 @blueprint.get("/applications/<application_id>/feedback/<feedback_id>")
+@reads_on_one_connection
 @require_scope("read")
 async def show_feedback(application_id: str, feedback_id: str) -> Response:
     application = await _application(application_id)
@@ -144,6 +147,7 @@ async def create_reply(application_id: str, feedback_id: str) -> Response:
 
 
 @blueprint.get("/applications/<application_id>/replies")
+@reads_on_one_connection
 @require_scope("read")
 async def list_replies(application_id: str) -> Response:
     application = await _application(application_id)

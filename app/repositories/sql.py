@@ -6,7 +6,8 @@ databases need different SQL, the repository branches on :func:`postgres`, and n
 
 - :func:`select` and :func:`select_one` read. Outside a transaction on a SQLite file they go to
   the worker's reading connection (see :func:`app.db.open_database`), so a page never waits
-  behind the worker's write transactions.
+  behind the worker's write transactions; on PostgreSQL, in a view that shares one connection
+  for its reads (app.shared_reads), to that connection.
 - :func:`change` and :func:`change_returning` write, and only inside a transaction
   (:func:`app.db.transactional`); outside one they raise at once.
 - :func:`insert_rows` inserts many rows with multi-row statements.
@@ -30,7 +31,8 @@ from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
 
 from app.db import opened_dialect, reading_connection
-from app.db_clients import WriteOutsideTransaction
+from app.db_clients import WriteOutsideTransaction, check_not_a_write
+from app.shared_reads import shared_connection
 
 Row = Mapping[str, Any]
 
@@ -82,9 +84,15 @@ def _rows(rows: Sequence[Any]) -> list[Row]:
 
 
 async def select(template: str, values: Sequence[object] = ()) -> list[Row]:
-    """The rows of a query."""
+    """The rows of a query (outside a transaction, on the view's shared connection if it has
+    one: app.shared_reads)."""
     client = connections.get("default")  # looked up once: each lookup walks Tortoise's context
     if not isinstance(client, TransactionalDBClient):
+        shared = shared_connection()
+        if shared is not None:
+            statement = _statement(template, len(values), client)
+            check_not_a_write(statement)
+            return await shared.fetch(statement, values)
         client = reading_connection()
     return await select_on(client, template, values)
 

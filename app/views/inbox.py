@@ -35,6 +35,7 @@ from app.services.storage import storage_for
 from app.services.tags import search_tags as find_tags
 from app.services.thread_filters import UNASSIGNED
 from app.services.validation import parse_int, valid_id
+from app.shared_reads import reads_on_one_connection
 from app.views.rendering import is_htmx, render_template, template_macro
 from app.views.security import agent_required, current_agent
 from app.views.thread_display import HELPERS, avatar_src, full_time, inbox_filters, time_ago
@@ -175,6 +176,7 @@ async def _matching(application: ApplicationRow, filters: InboxFilters, page: In
 
 
 @blueprint.get("/applications/<id:application_id>/feedback")
+@reads_on_one_connection
 @agent_required
 async def list_threads(application_id: int) -> tuple[str, int] | str:
     """The inbox page; an htmx request from the filters gets only the results fragment."""
@@ -186,6 +188,7 @@ async def list_threads(application_id: int) -> tuple[str, int] | str:
 
 
 @blueprint.get("/applications/<id:application_id>/feedback/newer")
+@reads_on_one_connection
 @agent_required
 async def newer_threads(application_id: int) -> ResponseReturnValue:
     """The rows of the threads newer than ``after`` (the newest a live inbox shows) that match

@@ -29,6 +29,7 @@ from app.services.saved_replies import fill_for_thread, saved_replies_for
 from app.services.storage import storage_for
 from app.services.tags import add_tag_to_thread, remove_tag_from_thread
 from app.services.validation import parse_int, valid_id
+from app.shared_reads import reads_on_one_connection
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import HELPERS, display_properties, inbox_filters
@@ -120,6 +121,7 @@ async def _render(fragment: str, context: dict[str, object], status: int = 200) 
 
 
 @blueprint.get(THREAD)
+@reads_on_one_connection
 @agent_required
 async def show_thread(application_id: int, feedback_id: int) -> tuple[str, int] | str:
     """The thread page."""
@@ -173,6 +175,7 @@ async def insert_saved_reply(application_id: int, feedback_id: int) -> ResponseR
 
 
 @blueprint.get(THREAD + "/replies")
+@reads_on_one_connection
 @agent_required
 async def newer_replies(application_id: int, feedback_id: int) -> ResponseReturnValue:
     """The replies, notes and customer answers newer than ``after`` (the newest a live thread
