@@ -106,6 +106,18 @@ async def attachments_of(feedback_ids: Sequence[int], reply_ids: Sequence[int] =
     return [attachment_of(row) for row in rows]
 
 
+def files_of_threads_and_their_replies_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
+    """PostgreSQL only: the files of threads and of their replies, in upload order, the
+    replies' ids found by the statement itself (:func:`attachments_of` needs them first). As an
+    array, not ``reply_id IN (SELECT ...)``: under the ``OR`` that would be a filter on every
+    file, where the array is made once and each side of the ``OR`` reads its own index."""
+    return (
+        f"{_SELECT} WHERE a.feedback_id = ANY({{}}) OR a.reply_id = ANY(ARRAY("
+        f"SELECT id FROM replies WHERE feedback_id = ANY({{}}))) ORDER BY a.created_at, a.id",
+        [list(feedback_ids), list(feedback_ids)],
+    )
+
+
 async def attachment_by_id(attachment_id: int) -> AttachmentRow | None:
     row = await select_one(f"{_SELECT} WHERE a.id = {{}}", [attachment_id])
     return None if row is None else attachment_of(row)

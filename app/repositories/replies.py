@@ -123,17 +123,22 @@ async def insert_replies(replies: Sequence[ReplyRow]) -> None:
     )  # fmt: skip
 
 
-async def replies_of_threads(feedback_ids: Sequence[int]) -> list[ReplyRow]:
-    """The replies of threads with their agents, oldest first."""
-    if not feedback_ids:
-        return []
+def replies_of_threads_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
+    """The statement of :func:`replies_of_threads` (app.repositories.thread_parts reads it with
+    others in one round trip); :func:`reply_of` reads its rows."""
     of_threads, values = one_of("r.feedback_id", feedback_ids)
-    rows = await select(
+    return (
         f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
         f"LEFT JOIN users u ON u.id = r.user_id WHERE {of_threads} ORDER BY r.id",
         values,
     )
-    return [reply_of(row) for row in rows]
+
+
+async def replies_of_threads(feedback_ids: Sequence[int]) -> list[ReplyRow]:
+    """The replies of threads with their agents, oldest first."""
+    if not feedback_ids:
+        return []
+    return [reply_of(row) for row in await select(*replies_of_threads_query(feedback_ids))]
 
 
 async def reply_counts(feedback_ids: Sequence[int]) -> dict[int, int]:

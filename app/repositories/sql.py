@@ -103,6 +103,29 @@ async def select_on(client: BaseDBAsyncClient, template: str, values: Sequence[o
     return _rows(rows)
 
 
+async def select_together(queries: Sequence[tuple[str, Sequence[object]]]) -> list[list[Row]]:
+    """The rows of several queries, each as :func:`select` would give them, in one round trip
+    on PostgreSQL: one statement whose columns are the queries' rows as JSON arrays.
+
+    Each statement sent to PostgreSQL costs a round trip through the kernel on both sides,
+    however small the statement, and on a machine the workers share with the database that is
+    much of a read's CPU (benchmarks/notes.md); in-process SQLite statements cost less than
+    decoding the JSON would, so SQLite runs the queries in turn.
+    Rows come as JSON gives them: date-times as ISO text (:func:`read_moment` reads it, as it
+    reads SQLite's), JSON columns already decoded (:func:`read_json` lets them through).
+    ``json_agg`` has no partial form, so PostgreSQL aggregates each query's rows in the order
+    its ``ORDER BY`` gives them."""
+    if not postgres():
+        return [await select(template, values) for template, values in queries]
+    template = "SELECT " + ", ".join(
+        f"(SELECT COALESCE(json_agg(q), '[]') FROM ({query}) q) AS \"{number}\""
+        for number, (query, _) in enumerate(queries)
+    )
+    row = await select_one(template, [value for _, values in queries for value in values])
+    assert row is not None  # a SELECT without FROM returns its one row
+    return [orjson.loads(row[str(number)]) for number in range(len(queries))]
+
+
 async def select_one(template: str, values: Sequence[object] = ()) -> Row | None:
     """The first row of a query, or None."""
     rows = await select(template, values)

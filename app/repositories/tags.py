@@ -140,18 +140,29 @@ async def ensure_tags(application_id: int, colors: Mapping[str, str], now: datet
     return [tag_of(row) for row in rows]
 
 
-async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[TagRow]]:
-    """The tags of threads, by thread id and then by name, in one statement; each tag is one
-    object however many of the threads carry it."""
-    found: dict[int, list[TagRow]] = {feedback_id: [] for feedback_id in feedback_ids}
-    if not found:
-        return found
-    of_threads, values = one_of("l.feedback_id", list(found))
-    rows = await select(
+def tags_of_threads_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
+    """The statement of :func:`tags_of_threads` (app.repositories.thread_parts reads it with
+    others in one round trip); :func:`tags_by_thread` reads its rows."""
+    of_threads, values = one_of("l.feedback_id", list(dict.fromkeys(feedback_ids)))
+    return (
         f"SELECT l.feedback_id AS thread, {columns('t', TAG_COLUMNS)} FROM feedback_tags l "
         f"JOIN tags t ON t.id = l.tag_id WHERE {of_threads}",
         values,
     )
+
+
+async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[TagRow]]:
+    """The tags of threads, by thread id and then by name, in one statement; each tag is one
+    object however many of the threads carry it."""
+    if not feedback_ids:
+        return {}
+    return tags_by_thread(feedback_ids, await select(*tags_of_threads_query(feedback_ids)))
+
+
+def tags_by_thread(feedback_ids: Sequence[int], rows: Sequence[Row]) -> dict[int, list[TagRow]]:
+    """The rows of :func:`tags_of_threads_query` as each thread's tags, by name (an empty list
+    for a thread without any)."""
+    found: dict[int, list[TagRow]] = {feedback_id: [] for feedback_id in feedback_ids}
     tags: dict[int, TagRow] = {}
     for row in rows:
         tag = tags.get(row["t.id"])

@@ -12,11 +12,22 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from tortoise import connections
 
 from app.db import atomic
 from app.models import Feedback
-from app.repositories import deletion, maintenance, outbox, replies, search, tags, threads, webhook_batches
+from app.repositories import (
+    attachments,
+    deletion,
+    maintenance,
+    outbox,
+    replies,
+    search,
+    tags,
+    threads,
+    webhook_batches,
+)
 from app.repositories.inbox import ThreadQuery
 from app.services.search import SCAN_WINDOW
 from app.services.seed import SPAN_DAYS, seed_application
@@ -51,6 +62,8 @@ def _literal(value: object) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(value, str | datetime):
         return f"'{value}'"
+    if isinstance(value, list):  # an array parameter (sql.one_of on PostgreSQL)
+        return f"ARRAY[{', '.join(str(item) for item in value)}]::integer[]"
     return str(value)
 
 
@@ -262,3 +275,20 @@ async def test_the_due_emails_are_read_in_order_from_their_index(backend):
 
     assert "outbound_emails_due" in plan, plan
     assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
+
+
+async def test_the_files_of_threads_and_of_their_replies_are_read_off_both_indexes(backend):
+    """Under the OR, a subquery of the replies would be a filter run on every file; the array
+    of their ids lets each side read its own index."""
+    if backend != "postgres":
+        pytest.skip("SQLite reads them with the replies' ids already known (attachments_of)")
+    agent = await make_user()
+    application = await make_application(agent)
+    thread = await make_thread(application)
+    await make_reply(agent, application, thread)
+
+    template, values = attachments.files_of_threads_and_their_replies_query([thread.id])
+    plan = await _plan(_inline(template, values), backend)
+
+    assert "BitmapOr" in plan and "idx_attachments_reply_i_7e1226" in plan, plan
+    assert "SubPlan" not in plan, plan

@@ -7,7 +7,9 @@ from app.services.thread_details import load_details
 from tests.factories import make_reply, make_thread, make_upload, thread_row
 
 
-async def test_details_of_many_threads_take_three_statements(agent, application, queries):
+async def test_details_of_many_threads_take_a_fixed_number_of_statements(
+    agent, application, backend, queries
+):
     first = await make_thread(application, attachments=[await make_upload(application)])
     second = await make_thread(application)
     await make_reply(agent, application, first, "One")
@@ -18,7 +20,7 @@ async def test_details_of_many_threads_take_three_statements(agent, application,
     queries.statements.clear()
     details = await load_details(loaded)
 
-    assert queries.count == 3
+    assert queries.count == (1 if backend == "postgres" else 3)  # app.repositories.thread_parts
     assert [d.thread.id for d in details] == [first.id, second.id]
     assert [[r.message for r in d.replies] for d in details] == [["One"], ["Two"]]
     assert [len(d.attachments) for d in details] == [1, 0]

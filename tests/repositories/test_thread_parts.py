@@ -1,0 +1,77 @@
+"""The replies, files and tags of threads, read in one statement on PostgreSQL."""
+
+from __future__ import annotations
+
+from app.db import atomic
+from app.repositories import attachments, replies, tags
+from app.repositories.thread_parts import parts_of_threads
+from app.services.attachments import claim_for_reply
+from app.services.tags import add_tag_to_thread
+from tests.factories import make_application, make_reply, make_thread, make_upload, make_user
+
+
+async def _threads_with_parts():
+    """Two threads with replies (one by the customer), a note, files on a thread and on a
+    reply, and tags; and a third thread that must not show up."""
+    agent = await make_user(plan="team")
+    application = await make_application(agent)
+    first = await make_thread(application, attachments=[await make_upload(application, "first.txt")])
+    second = await make_thread(application, tags="billing,urgent")
+    other = await make_thread(application, tags="billing", attachments=[await make_upload(application)])
+    await make_reply(agent, application, first, "One")
+    answered = await make_reply(agent, application, second, "Two")
+    await make_reply(agent, application, second, "Internal", type="note")
+    await make_reply(agent, application, other, "Not asked for")
+    upload = await make_upload(application, "reply.txt")
+    await atomic(lambda: claim_for_reply(application.id, answered.id, [upload]))
+    await add_tag_to_thread(application, first, "zebra")
+    return [first.id, second.id]
+
+
+async def test_the_parts_are_what_the_separate_reads_give(db):
+    ids = await _threads_with_parts()
+    found = await replies.replies_of_threads(ids)
+
+    parts = await parts_of_threads(ids)
+
+    assert parts.replies == found
+    assert parts.attachments == await attachments.attachments_of(ids, [reply.id for reply in found])
+    assert parts.tags == await tags.tags_of_threads(ids)
+
+
+async def test_replies_come_oldest_first_and_files_in_upload_order(db):
+    ids = await _threads_with_parts()
+
+    parts = await parts_of_threads(ids)
+
+    assert [reply.message for reply in parts.replies] == ["One", "Two", "Internal"]
+    assert [file.name for file in parts.attachments] == ["first.txt", "reply.txt"]
+    assert {thread: [tag.name for tag in found] for thread, found in (parts.tags or {}).items()} == {
+        ids[0]: ["zebra"],
+        ids[1]: ["billing", "urgent"],
+    }
+
+
+async def test_postgres_reads_the_parts_in_one_statement(db, backend, queries):
+    ids = await _threads_with_parts()
+    queries.statements.clear()
+
+    await parts_of_threads(ids)
+
+    assert queries.count == (1 if backend == "postgres" else 3)
+
+
+async def test_parts_without_tags_leave_them_unread(db):
+    ids = await _threads_with_parts()
+
+    parts = await parts_of_threads(ids, with_tags=False)
+
+    assert parts.tags is None
+    assert len(parts.replies) == 3
+
+
+async def test_no_thread_no_statement(db, queries):
+    parts = await parts_of_threads([])
+
+    assert (parts.replies, parts.attachments, parts.tags) == ([], [], {})
+    assert queries.count == 0
