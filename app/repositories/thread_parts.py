@@ -1,9 +1,10 @@
 """What threads are shown with, read for many threads at once: their replies (with their
 agents), their files and their replies' files, and their tags.
 
-On PostgreSQL the three queries go in one statement (:func:`app.repositories.sql.select_together`):
-a list of threads, one thread and the thread page each saved two round trips. SQLite runs them
-in turn, the files once the replies' ids are known.
+On PostgreSQL the three queries go in one statement (:func:`app.repositories.sql.select_together`),
+with the thread itself when one thread is read by id: a list of threads saved two round trips,
+one thread and the thread page three. SQLite runs them in turn, the files once the replies' ids
+are known.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.repositories import attachments, replies, tags
+from app.repositories import attachments, replies, tags, threads
 from app.repositories.attachments import AttachmentRow, attachment_of
 from app.repositories.replies import ReplyRow, reply_of
-from app.repositories.sql import postgres, select_together
+from app.repositories.sql import Row, postgres, select_together
 from app.repositories.tags import TagRow
+from app.repositories.threads import ThreadRow, thread_of
 
 
 @dataclass(slots=True)
@@ -37,13 +39,38 @@ async def parts_of_threads(feedback_ids: Sequence[int], with_tags: bool = True) 
         found = await replies.replies_of_threads(feedback_ids)
         files = await attachments.attachments_of(feedback_ids, [reply.id for reply in found])
         return ThreadParts(found, files, await tags.tags_of_threads(feedback_ids) if with_tags else None)
+    rows = await select_together(_parts_queries(feedback_ids, with_tags))
+    return _parts_of_rows(feedback_ids, with_tags, rows)
+
+
+async def thread_with_parts(application_id: int, feedback_id: int) -> tuple[ThreadRow, ThreadParts] | None:
+    """One thread of an application with its sender, and its parts; None when the application
+    has no such thread. On PostgreSQL in one statement: the parts of a thread of another
+    application are read with it, then dropped unseen."""
+    if not postgres():
+        thread = await threads.thread_by_id(application_id, feedback_id)
+        return None if thread is None else (thread, await parts_of_threads([feedback_id]))
+    rows = await select_together(
+        [threads.thread_by_id_query(application_id, feedback_id), *_parts_queries([feedback_id], True)]
+    )
+    if not rows[0]:
+        return None
+    return thread_of(rows[0][0]), _parts_of_rows([feedback_id], True, rows[1:])
+
+
+def _parts_queries(feedback_ids: Sequence[int], with_tags: bool) -> list[tuple[str, list[object]]]:
     queries = [
         replies.replies_of_threads_query(feedback_ids),
         attachments.files_of_threads_and_their_replies_query(feedback_ids),
     ]
     if with_tags:
         queries.append(tags.tags_of_threads_query(feedback_ids))
-    rows = await select_together(queries)
+    return queries
+
+
+def _parts_of_rows(
+    feedback_ids: Sequence[int], with_tags: bool, rows: Sequence[Sequence[Row]]
+) -> ThreadParts:
     return ThreadParts(
         [reply_of(row) for row in rows[0]],
         [attachment_of(row) for row in rows[1]],

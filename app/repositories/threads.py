@@ -207,11 +207,15 @@ async def page_of_state(application_id: int, archived: bool, limit: int, offset:
     return [thread_of(row) for row in rows]
 
 
+def thread_by_id_query(application_id: int, feedback_id: int) -> tuple[str, list[object]]:
+    """The statement of :func:`thread_by_id` (app.repositories.thread_parts reads it with the
+    thread's parts in one round trip); :func:`thread_of` reads its row."""
+    return SELECT_THREADS + " WHERE f.id = {} AND f.application_id = {}", [feedback_id, application_id]
+
+
 async def thread_by_id(application_id: int, feedback_id: int) -> ThreadRow | None:
     """One thread of an application, with its sender."""
-    row = await select_one(
-        SELECT_THREADS + " WHERE f.id = {} AND f.application_id = {}", [feedback_id, application_id]
-    )
+    row = await select_one(*thread_by_id_query(application_id, feedback_id))
     return None if row is None else thread_of(row)
 
 

@@ -19,7 +19,7 @@ from app.services import assignment, counters, inbox
 from app.services import sentiment as sentiment_analysis
 from app.services.applications import applications_for_recompute
 from app.services.submissions import Submission
-from app.services.thread_details import ThreadDetails, load_details
+from app.services.thread_details import ThreadDetails, load_details, load_thread_details
 from app.services.thread_filters import ThreadFilters
 from app.services.thread_writer import NewThread, write_thread
 from app.services.validation import MAX_ID
@@ -113,8 +113,11 @@ async def get_thread(application: ApplicationRow, feedback_id: int) -> ThreadRow
 
 
 async def get_thread_details(application: ApplicationRow, feedback_id: int) -> ThreadDetails:
-    """One thread with its replies, attachments and tags."""
-    return (await load_details([await get_thread(application, feedback_id)]))[0]
+    """One thread with its replies, attachments and tags; any other id is 'Invalid feedback'."""
+    details = await load_thread_details(application.id, feedback_id)
+    if details is None:
+        raise NotFound("Invalid feedback")
+    return details
 
 
 def check_sentiment(label: object) -> str:

@@ -30,10 +30,29 @@ async def load_details(
     """Load replies (with their agents), attachments and tags of many threads at once, in a
     fixed number of statements whatever the number of threads (app.repositories.thread_parts:
     one on PostgreSQL; on SQLite three, two when their ``known_tags`` are given)."""
-    details = {thread.id: ThreadDetails(thread) for thread in loaded}
-    if not details:
+    if not loaded:
         return []
-    parts = await thread_parts.parts_of_threads(list(details), with_tags=known_tags is None)
+    ids = list(dict.fromkeys(thread.id for thread in loaded))
+    parts = await thread_parts.parts_of_threads(ids, with_tags=known_tags is None)
+    return _assembled(loaded, parts, known_tags)
+
+
+async def load_thread_details(application_id: int, feedback_id: int) -> ThreadDetails | None:
+    """One thread of an application with everything its representation shows (one statement
+    on PostgreSQL: app.repositories.thread_parts); None when the application has no such
+    thread."""
+    found = await thread_parts.thread_with_parts(application_id, feedback_id)
+    if found is None:
+        return None
+    thread, parts = found
+    return _assembled([thread], parts, None)[0]
+
+
+def _assembled(
+    loaded: Sequence[ThreadRow], parts: thread_parts.ThreadParts, known_tags: dict[int, list[TagRow]] | None
+) -> list[ThreadDetails]:
+    """The threads with their parts, in the order of ``loaded``."""
+    details = {thread.id: ThreadDetails(thread) for thread in loaded}
     thread_of_reply: dict[int, int] = {}
     for reply in parts.replies:
         details[reply.feedback_id].replies.append(reply)

@@ -1,10 +1,11 @@
-"""The replies, files and tags of threads, read in one statement on PostgreSQL."""
+"""The replies, files and tags of threads, read in one statement on PostgreSQL (with the thread
+itself when one thread is read by id)."""
 
 from __future__ import annotations
 
 from app.db import atomic
-from app.repositories import attachments, replies, tags
-from app.repositories.thread_parts import parts_of_threads
+from app.repositories import attachments, replies, tags, threads
+from app.repositories.thread_parts import parts_of_threads, thread_with_parts
 from app.services.attachments import claim_for_reply
 from app.services.tags import add_tag_to_thread
 from tests.factories import make_application, make_reply, make_thread, make_upload, make_user
@@ -15,7 +16,13 @@ async def _threads_with_parts():
     reply, and tags; and a third thread that must not show up."""
     agent = await make_user(plan="team")
     application = await make_application(agent)
-    first = await make_thread(application, attachments=[await make_upload(application, "first.txt")])
+    first = await make_thread(
+        application,
+        attachments=[await make_upload(application, "first.txt")],
+        properties={"plan": "team", "seats": [1, 2.5, None], "trial": True},
+        nps=9,
+        url="https://example.org/settings?tab=1",
+    )
     second = await make_thread(application, tags="billing,urgent")
     other = await make_thread(application, tags="billing", attachments=[await make_upload(application)])
     await make_reply(agent, application, first, "One")
@@ -26,6 +33,12 @@ async def _threads_with_parts():
     await atomic(lambda: claim_for_reply(application.id, answered.id, [upload]))
     await add_tag_to_thread(application, first, "zebra")
     return [first.id, second.id]
+
+
+async def _application_of(feedback_id: int) -> int:
+    thread = await threads.thread_anywhere(feedback_id)
+    assert thread is not None
+    return thread.application_id
 
 
 async def test_the_parts_are_what_the_separate_reads_give(db):
@@ -75,3 +88,32 @@ async def test_no_thread_no_statement(db, queries):
 
     assert (parts.replies, parts.attachments, parts.tags) == ([], [], {})
     assert queries.count == 0
+
+
+async def test_one_thread_comes_with_its_parts_as_the_separate_reads_give_them(db):
+    first, _ = await _threads_with_parts()
+    application_id = await _application_of(first)
+
+    found = await thread_with_parts(application_id, first)
+
+    assert found is not None
+    thread, parts = found
+    assert thread == await threads.thread_by_id(application_id, first)
+    assert parts == await parts_of_threads([first])
+
+
+async def test_one_thread_and_its_parts_take_one_postgres_statement(db, backend, queries):
+    first, _ = await _threads_with_parts()
+    application_id = await _application_of(first)
+    queries.statements.clear()
+
+    await thread_with_parts(application_id, first)
+
+    assert queries.count == (1 if backend == "postgres" else 4)
+
+
+async def test_a_thread_of_another_application_is_not_found_with_any_part(db):
+    first, _ = await _threads_with_parts()
+    stranger = await make_application(await make_user(email="mallory@example.com"))
+
+    assert await thread_with_parts(stranger.id, first) is None
