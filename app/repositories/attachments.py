@@ -111,10 +111,12 @@ def files_of_threads_and_their_replies_query(feedback_ids: Sequence[int]) -> tup
     replies' ids found by the statement itself (:func:`attachments_of` needs them first). As an
     array, not ``reply_id IN (SELECT ...)``: under the ``OR`` that would be a filter on every
     file, where the array is made once and each side of the ``OR`` reads its own index."""
+    of_threads, values = one_of("a.feedback_id", feedback_ids)
+    of_their_replies, more = one_of("feedback_id", feedback_ids)
     return (
-        f"{_SELECT} WHERE a.feedback_id = ANY({{}}) OR a.reply_id = ANY(ARRAY("
-        f"SELECT id FROM replies WHERE feedback_id = ANY({{}}))) ORDER BY a.created_at, a.id",
-        [list(feedback_ids), list(feedback_ids)],
+        f"{_SELECT} WHERE {of_threads} OR a.reply_id = ANY(ARRAY("
+        f"SELECT id FROM replies WHERE {of_their_replies})) ORDER BY a.created_at, a.id",
+        values + more,
     )
 
 

@@ -57,8 +57,14 @@ def one_of(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
     On PostgreSQL one array parameter (``= ANY({})``), so that the statement's text is the same
     however many values there are: asyncpg prepares it once per connection and PostgreSQL may
     keep its plan, where an ``IN`` list made a statement of its own for every count (the reply
-    ids of a page vary from page to page), prepared and planned anew. SQLite takes the list."""
+    ids of a page vary from page to page), prepared and planned anew. A single value goes as a
+    plain parameter: PostgreSQL keeps the generic plan of ``column = $1``, where it prices that of
+    ``= ANY($1)`` for an array of several values, finds a one-value array cheaper planned afresh
+    and plans it again on every run (tests/repositories/test_plan_cache.py). SQLite takes the
+    list."""
     if postgres():
+        if len(values) == 1:
+            return f"{column} = {{}}", [values[0]]
         return f"{column} = ANY({{}})", [list(values)]
     return f"{column} IN ({parameters(len(values))})", list(values)
 
@@ -117,13 +123,18 @@ async def select_together(queries: Sequence[tuple[str, Sequence[object]]]) -> li
     its ``ORDER BY`` gives them."""
     if not postgres():
         return [await select(template, values) for template, values in queries]
+    row = await select_one(*together_statement(queries))
+    assert row is not None  # a SELECT without FROM returns its one row
+    return [orjson.loads(row[str(number)]) for number in range(len(queries))]
+
+
+def together_statement(queries: Sequence[tuple[str, Sequence[object]]]) -> tuple[str, list[object]]:
+    """The one statement of :func:`select_together` on PostgreSQL, and its parameters."""
     template = "SELECT " + ", ".join(
         f"(SELECT COALESCE(json_agg(q), '[]') FROM ({query}) q) AS \"{number}\""
         for number, (query, _) in enumerate(queries)
     )
-    row = await select_one(template, [value for _, values in queries for value in values])
-    assert row is not None  # a SELECT without FROM returns its one row
-    return [orjson.loads(row[str(number)]) for number in range(len(queries))]
+    return template, [value for _, values in queries for value in values]
 
 
 async def select_one(template: str, values: Sequence[object] = ()) -> Row | None:

@@ -39,7 +39,7 @@ async def parts_of_threads(feedback_ids: Sequence[int], with_tags: bool = True) 
         found = await replies.replies_of_threads(feedback_ids)
         files = await attachments.attachments_of(feedback_ids, [reply.id for reply in found])
         return ThreadParts(found, files, await tags.tags_of_threads(feedback_ids) if with_tags else None)
-    rows = await select_together(_parts_queries(feedback_ids, with_tags))
+    rows = await select_together(parts_queries(feedback_ids, with_tags))
     return _parts_of_rows(feedback_ids, with_tags, rows)
 
 
@@ -50,15 +50,19 @@ async def thread_with_parts(application_id: int, feedback_id: int) -> tuple[Thre
     if not postgres():
         thread = await threads.thread_by_id(application_id, feedback_id)
         return None if thread is None else (thread, await parts_of_threads([feedback_id]))
-    rows = await select_together(
-        [threads.thread_by_id_query(application_id, feedback_id), *_parts_queries([feedback_id], True)]
-    )
+    rows = await select_together(one_thread_queries(application_id, feedback_id))
     if not rows[0]:
         return None
     return thread_of(rows[0][0]), _parts_of_rows([feedback_id], True, rows[1:])
 
 
-def _parts_queries(feedback_ids: Sequence[int], with_tags: bool) -> list[tuple[str, list[object]]]:
+def one_thread_queries(application_id: int, feedback_id: int) -> list[tuple[str, list[object]]]:
+    """The queries :func:`thread_with_parts` reads together: the thread, then its parts."""
+    return [threads.thread_by_id_query(application_id, feedback_id), *parts_queries([feedback_id], True)]
+
+
+def parts_queries(feedback_ids: Sequence[int], with_tags: bool) -> list[tuple[str, list[object]]]:
+    """The queries :func:`parts_of_threads` reads together on PostgreSQL."""
     queries = [
         replies.replies_of_threads_query(feedback_ids),
         attachments.files_of_threads_and_their_replies_query(feedback_ids),

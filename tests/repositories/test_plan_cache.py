@@ -17,7 +17,8 @@ from tortoise import connections
 from app.db import atomic
 from app.repositories import attachments, maintenance, outbox, replies, threads
 from app.repositories.inbox import ThreadQuery
-from app.repositories.sql import _statement
+from app.repositories.sql import _statement, together_statement
+from app.repositories.thread_parts import one_thread_queries, parts_queries
 from app.services.seed import seed_application
 from tests.factories import make_application, make_reply, make_thread, make_user
 
@@ -107,7 +108,7 @@ async def test_a_pages_files_are_read_by_one_statement_whatever_the_number_of_re
         pytest.skip("SQLite takes IN lists")
     application = await make_application(await make_user())
     threads_of_page = [await make_thread(application) for _ in range(2)]
-    for count in (1, 3):
+    for count in (2, 3, 7):
         await attachments.attachments_of([thread.id for thread in threads_of_page], list(range(1, count + 1)))
 
     texts = {statement.split(": [")[0] for statement in queries.statements if "FROM attachments" in statement}
@@ -118,7 +119,7 @@ async def test_a_pages_files_are_read_by_one_statement_whatever_the_number_of_re
 async def test_the_e_mail_statuses_of_a_threads_replies_are_read_by_one_statement_text(db, backend, queries):
     if backend != "postgres":
         pytest.skip("SQLite takes IN lists")
-    for count in (1, 3):
+    for count in (2, 3, 7):
         await outbox.statuses_of_replies(list(range(1, count + 1)))
 
     texts = {
@@ -126,3 +127,32 @@ async def test_the_e_mail_statuses_of_a_threads_replies_are_read_by_one_statemen
     }
 
     assert len(texts) == 1, texts
+
+
+async def test_one_thread_with_its_parts_is_not_planned_again_on_every_run(db, backend):
+    """With its one id as a one-value array, PostgreSQL planned the statement on every run."""
+    if backend != "postgres":
+        pytest.skip("a plan cache of PostgreSQL's")
+    agent = await make_user(plan="team")
+    application = await make_application(agent)
+    await seed_application(application.id, 2000)
+    thread = await make_thread(application, tags="billing")
+    await make_reply(agent, application, thread)
+    await maintenance.refresh_statistics(("feedback", "members", "replies", "feedback_tags", "tags"))
+
+    generic, custom = await _plans_of(db, *together_statement(one_thread_queries(application.id, thread.id)))
+
+    assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
+
+
+async def test_the_parts_of_a_page_are_not_planned_again_on_every_run(db, backend):
+    if backend != "postgres":
+        pytest.skip("a plan cache of PostgreSQL's")
+    application = await make_application(await make_user(plan="team"))
+    await seed_application(application.id, 2000)
+    await maintenance.refresh_statistics(("feedback", "members", "replies", "feedback_tags", "tags"))
+    page = await threads.page_of_state(application.id, False, 50, 0)
+
+    generic, custom = await _plans_of(db, *together_statement(parts_queries([t.id for t in page], True)))
+
+    assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
