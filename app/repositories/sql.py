@@ -118,14 +118,16 @@ async def select_together(queries: Sequence[tuple[str, Sequence[object]]]) -> li
     much of a read's CPU (benchmarks/notes.md); in-process SQLite statements cost less than
     decoding the JSON would, so SQLite runs the queries in turn.
     Rows come as JSON gives them: date-times as ISO text (:func:`read_moment` reads it, as it
-    reads SQLite's), JSON columns already decoded (:func:`read_json` lets them through).
+    reads SQLite's), JSON columns already decoded (:func:`read_json` lets them through); what
+    orjson refuses (a number past a double, which a JSON column may hold) is decoded as
+    :func:`read_json` decodes it.
     ``json_agg`` has no partial form, so PostgreSQL aggregates each query's rows in the order
     its ``ORDER BY`` gives them."""
     if not postgres():
         return [await select(template, values) for template, values in queries]
     row = await select_one(*together_statement(queries))
     assert row is not None  # a SELECT without FROM returns its one row
-    return [orjson.loads(row[str(number)]) for number in range(len(queries))]
+    return [read_json(row[str(number)]) for number in range(len(queries))]
 
 
 def together_statement(queries: Sequence[tuple[str, Sequence[object]]]) -> tuple[str, list[object]]:

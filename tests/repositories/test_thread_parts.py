@@ -3,8 +3,11 @@ itself when one thread is read by id)."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.db import atomic
 from app.repositories import attachments, replies, tags, threads
+from app.repositories.sql import read_json, select, select_together
 from app.repositories.thread_parts import parts_of_threads, thread_with_parts
 from app.services.attachments import claim_for_reply
 from app.services.tags import add_tag_to_thread
@@ -117,3 +120,14 @@ async def test_a_thread_of_another_application_is_not_found_with_any_part(db):
     stranger = await make_application(await make_user(email="mallory@example.com"))
 
     assert await thread_with_parts(stranger.id, first) is None
+
+
+async def test_a_json_number_past_a_double_is_read_together_as_alone(db, backend):
+    """orjson refuses 1e400, which a JSON column of PostgreSQL holds as it was given."""
+    if backend != "postgres":
+        pytest.skip("SQLite runs the queries in turn")
+    query = ("SELECT CAST({} AS jsonb) AS properties", ['{"seats": 1e400}'])
+
+    [[row]] = await select_together([query])
+
+    assert read_json(row["properties"]) == read_json((await select(*query))[0]["properties"])
