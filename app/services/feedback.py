@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Final
+from typing import Final, TypeVar
 
 from app.config import DEFAULT_QUOTAS, Quotas
 from app.db import transactional
@@ -104,20 +104,24 @@ async def filter_threads(
     return ThreadList(details, counted, page.next_before)
 
 
-async def get_thread(application: ApplicationRow, feedback_id: int) -> ThreadRow:
-    """One thread of an application; any other id is 'Invalid feedback'."""
-    thread = await threads.thread_by_id(application.id, feedback_id)
+T = TypeVar("T")
+
+
+def _found(thread: T | None) -> T:
+    """A thread the application has; for any other id 'Invalid feedback'."""
     if thread is None:
         raise NotFound("Invalid feedback")
     return thread
 
 
+async def get_thread(application: ApplicationRow, feedback_id: int) -> ThreadRow:
+    """One thread of an application; any other id is 'Invalid feedback'."""
+    return _found(await threads.thread_by_id(application.id, feedback_id))
+
+
 async def get_thread_details(application: ApplicationRow, feedback_id: int) -> ThreadDetails:
     """One thread with its replies, attachments and tags; any other id is 'Invalid feedback'."""
-    details = await load_thread_details(application.id, feedback_id)
-    if details is None:
-        raise NotFound("Invalid feedback")
-    return details
+    return _found(await load_thread_details(application.id, feedback_id))
 
 
 def check_sentiment(label: object) -> str:
