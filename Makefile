@@ -40,7 +40,7 @@ browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 # Tests run in two processes (pytest-xdist), a test file to each at a time: each has its own
-# databases (tests/conftest.py names them at random), and the suite takes 17 minutes instead of 22.
+# databases (tests/conftest.py names them at random); a third process does not help on two cores.
 TEST_PROCESSES ?= 2
 
 test: setup lint browser

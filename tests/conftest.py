@@ -35,11 +35,14 @@ from app.services.blocklist import forget_blocklists
 from app.services.deployment import use_settings
 from app.services.thread_writer import known_tags
 from app.workers import background_worker
+from tests.compile_once import compile_once_per_session
 from tests.factories import Api, make_application, make_token, make_user
 from tests.openapi_check import CheckedClient
 from tests.smtp_relay import Relay
 
 pytest_plugins = ["tests.mail_fixtures", "tests.s3_fixtures"]
+
+compile_once_per_session()
 
 BASE_URL = "http://earful.test"
 INTAKE_DOMAIN = "in.earful.test"
@@ -91,19 +94,39 @@ async def throwaway_postgres_database(prefix: str) -> AsyncIterator[str]:
         await drop_postgres_database(url)
 
 
+@pytest.fixture(scope="session")
+async def migrated_databases() -> AsyncIterator[dict[str, str]]:
+    """Each backend's database built by the migrations, by backend name: filled at first use,
+    kept for the whole session, the PostgreSQL one dropped at its end.
+
+    ``database_url`` is a parametrized session fixture, and pytest keeps one of its values at a
+    time: it finalizes the SQLite value before a PostgreSQL test and makes it again after. Under
+    ``--dist loadfile`` each file runs its SQLite half and then its PostgreSQL half, so a
+    database made inside that fixture was migrated again for every file and backend (3-4 s
+    each, a third of the suite's time); made here, it is migrated once per backend.
+    """
+    made: dict[str, str] = {}
+    yield made
+    if "postgres" in made:
+        await drop_postgres_database(made["postgres"])
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
 async def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[str]:
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    migrated_databases: dict[str, str],
+) -> str:
     """A database built by the migrations, one per backend for the whole session."""
-    if request.param == "sqlite":
-        url = sqlite_url(tmp_path_factory.mktemp("sqlite") / "earful.sqlite3")
+    backend: str = request.param
+    if backend not in migrated_databases:
+        if backend == "sqlite":
+            url = sqlite_url(tmp_path_factory.mktemp("sqlite") / "earful.sqlite3")
+        else:
+            url = await create_postgres_database("earful_test")
         await upgrade_database(url)
-        yield url
-        return
-    async with throwaway_postgres_database("earful_test") as url:
-        await upgrade_database(url)
-        yield url
+        migrated_databases[backend] = url
+    return migrated_databases[backend]
 
 
 @pytest.fixture(scope="session")

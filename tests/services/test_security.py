@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from argon2 import Parameters, extract_parameters
+from argon2.profiles import RFC_9106_LOW_MEMORY
+
 from app.services.security import (
     hash_password,
     random_password,
@@ -18,6 +21,17 @@ def test_a_password_hash_is_argon2id_and_verifies_only_its_password():
     assert hashed.startswith("$argon2id$")
     assert verify_password(hashed, "correct horse")
     assert not verify_password(hashed, "wrong horse")
+
+
+def test_a_password_hash_costs_what_argon2_cffi_recommends():
+    """The factories' users carry a cheap hash (tests/factories.py); the app's own never does."""
+    cost: Parameters = extract_parameters(hash_password("correct horse"))
+
+    assert (cost.time_cost, cost.memory_cost, cost.parallelism) == (
+        RFC_9106_LOW_MEMORY.time_cost,
+        RFC_9106_LOW_MEMORY.memory_cost,
+        RFC_9106_LOW_MEMORY.parallelism,
+    )
 
 
 def test_a_broken_hash_verifies_nothing():
