@@ -36,12 +36,15 @@ from app.services.tags import search_tags as find_tags
 from app.services.thread_filters import UNASSIGNED
 from app.services.validation import parse_int, valid_id
 from app.shared_reads import reads_on_one_connection
-from app.views.rendering import is_htmx, render_template, template_macro
+from app.views.rendering import is_htmx, render_template, template_macro, truncator
 from app.views.security import agent_required, current_agent
-from app.views.thread_display import HELPERS, avatar_src, full_time, inbox_filters, time_ago
+from app.views.thread_display import HELPERS, avatar_paths, full_time, inbox_filters, time_ago
 
 blueprint = Blueprint("inbox", __name__)
 
+
+# How much of a message an inbox row shows.
+EXCERPT_LENGTH = 220
 
 # The inbox's assignee filter (``assignee=``): the signed-in agent's threads, or nobody's.
 ASSIGNEE_CHOICES = {"mine": "Mine", "unassigned": "Unassigned"}
@@ -78,8 +81,12 @@ class InboxLine:
     member: SenderRow
     href: str
     avatar: str
+    created: str
+    """When the thread was created, in ISO 8601 (the ``datetime`` of its ``<time>``)."""
     age: str
     full_time: str
+    excerpt: str
+    """The start of the message: Jinja's ``truncate`` filter, at 220 characters."""
     chips: Markup
     assignee_left: bool
 
@@ -103,6 +110,8 @@ def inbox_lines(
     assignee who is no longer among ``agent_ids`` (left the organization) is marked."""
     link = thread_links(application, query)
     tag_chip = template_macro("partials/threads/tag-chip.html", "tag_chip")
+    truncate = truncator()
+    avatar = avatar_paths()
     chips: dict[int, Markup] = {}
     now = datetime.now(UTC)
     lines = []
@@ -116,10 +125,13 @@ def inbox_lines(
                 thread=thread,
                 member=member,
                 href=link(thread.id),
-                avatar=avatar_src(member.email, member.name),
+                avatar=avatar(member.email, member.name),
+                created=thread.created_at.isoformat(),
                 age=time_ago(thread.created_at, now),
                 full_time=full_time(thread.created_at),
-                chips=Markup("").join(chips[tag.id] for tag in row.tags),
+                excerpt=truncate(thread.message, EXCERPT_LENGTH, killwords=True),
+                # Every chip is markup already: joined as text, not escaped again one by one.
+                chips=Markup("".join([chips[tag.id] for tag in row.tags])),
                 assignee_left=thread.assignee_id is not None and thread.assignee_id not in agent_ids,
             )
         )

@@ -9,12 +9,14 @@ checks with byte-identical output (benchmarks/notes.md has the measurement).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 from flask.templating import _default_template_ctx_processor as flask_default_context
 from jinja2 import Environment
+from jinja2.filters import do_truncate
 from markupsafe import Markup
 from quart import Quart, current_app, request
 
@@ -56,6 +58,13 @@ def template_macro(template_name: str, macro: str) -> Callable[..., Markup]:
     app: Quart = current_app._get_current_object()  # type: ignore[attr-defined]  # LocalProxy's
     found: Callable[..., Markup] = getattr(_plain_environment(app).get_template(template_name).module, macro)
     return found
+
+
+def truncator() -> Callable[..., str]:
+    """Jinja's ``truncate`` filter, to call from Python with the templates' environment (its
+    leeway policy), so that text cut before rendering is cut as a template would cut it."""
+    app: Quart = current_app._get_current_object()  # type: ignore[attr-defined]  # LocalProxy's
+    return functools.partial(do_truncate, _plain_environment(app))
 
 
 def mailto_url(address: str) -> str:

@@ -95,6 +95,30 @@ async def test_inbox_rows_show_each_threads_own_tags(signed_in, application):
     assert chips == [[], ["billing", "bug"], ["billing"]]
 
 
+async def test_inbox_rows_show_a_long_message_cut_at_220_characters(signed_in, application):
+    await make_thread(application, message="word " * 60)  # 300 characters
+    await make_thread(application, message="a" * 225)  # within Jinja's leeway of five
+
+    body = await page(signed_in, inbox(application))
+
+    excerpts = re.findall(r'<p class="thread-row__excerpt">([^<]*)</p>', body)
+    assert excerpts == ["a" * 225, ("word " * 60)[:217] + "..."]
+
+
+async def test_inbox_row_markup_is_the_same_in_the_page_and_in_a_live_inbox_fragment(signed_in, application):
+    older = await make_thread(application, message="Dark mode & <b>more</b>", tags="ui", nps=3)
+    newest = await make_thread(application, message="Newer")
+
+    page_rows = re.findall(r'<li class="thread-row".*?</li>', await page(signed_in, inbox(application)), re.S)
+    response = await signed_in.get(
+        inbox(application, f"/newer?after={older.id - 1}"), headers={"HX-Request": "true"}
+    )
+    fragment_rows = re.findall(r'<li class="thread-row".*?</li>', await response.get_data(as_text=True), re.S)
+
+    assert len(page_rows) == 2 and f'id="thread-{newest.id}"' in page_rows[0]
+    assert fragment_rows == page_rows
+
+
 async def test_inbox_marks_threads_without_a_reply(signed_in, application):
     await make_thread(application)
 
