@@ -17,6 +17,7 @@ the id of the request or background job run it belongs to.
 from __future__ import annotations
 
 import asyncio
+import json as jsonlib
 import logging
 import re
 import sys
@@ -28,7 +29,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from pythonjsonlogger.json import JsonFormatter
+from pythonjsonlogger.json import JsonEncoder
+from pythonjsonlogger.orjson import OrjsonFormatter
 
 FORMATS = ("auto", "json", "text")
 TEXT_FORMAT = "%(asctime)s [%(process)d] [%(levelname)s] %(message)s"
@@ -65,8 +67,10 @@ class WithId(logging.Filter):
         return True
 
 
-class JsonLines(JsonFormatter):
-    """One JSON object a line, addresses scrubbed."""
+class JsonLines(OrjsonFormatter):
+    """One JSON object a line, addresses scrubbed. Encoded by orjson (python-json-logger's own
+    formatter for it): the standard library's encoder made a request's line take 17 us instead
+    of 8, and every request writes one."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -81,6 +85,12 @@ class JsonLines(JsonFormatter):
     ) -> None:
         log_data["time"] = None  # first in the line: JSON objects keep their keys' order
         super().add_fields(log_data, record, message)
+
+    def jsonify_log_record(self, log_data: dict[str, Any]) -> str:
+        try:
+            return super().jsonify_log_record(log_data)
+        except TypeError:  # orjson refuses an integer past 64 bits, which a line may still hold
+            return jsonlib.dumps(log_data, cls=JsonEncoder, ensure_ascii=False)
 
     def format(self, record: logging.LogRecord) -> str:
         return scrub(super().format(record))

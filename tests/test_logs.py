@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.logs import TextLines, WithId, configure_logging, current_id, job_run, scrub
+from app.logs import JsonLines, TextLines, WithId, configure_logging, current_id, job_run, scrub
 from app.repositories import applications
 from tests.factories import make_token, make_user
 
@@ -156,6 +156,17 @@ def test_text_lines_keep_hypercorns_format_with_the_fields_and_id():
 
     assert line.endswith("[INFO] GET /healthz 200 duration_ms=1.5 client=10.0.0.7 [abc123]")
     assert f"[{record.process}]" in line
+
+
+def test_json_lines_write_what_orjson_refuses_with_the_standard_encoder():
+    record = logging.LogRecord("earful.jobs", logging.INFO, __file__, 1, "seeded to %s", ("Zoë",), None)
+    record.items = 10**30  # past 64 bits: orjson refuses it
+    record.email = CUSTOMER
+
+    line = json.loads(JsonLines().format(record))
+
+    assert line["message"] == "seeded to Zoë" and line["items"] == 10**30 and line["email"] == "<email>"
+    assert line["time"].endswith("+00:00") and "T" in line["time"]
 
 
 @pytest.mark.parametrize(
