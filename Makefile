@@ -7,7 +7,7 @@ HTMX := app/static/vendor/htmx.min.js
 HTMX_SSE := app/static/vendor/hx-sse.min.js
 SWAGGER := app/static/vendor/swagger-ui-bundle.js
 
-.PHONY: setup run test lint format migration messages clean browser screenshots bench bench-ab wrk
+.PHONY: setup run test lint format migration messages clean browser screenshots bench bench-ab bench-instructions wrk
 
 setup: $(STAMP) $(HTMX) $(HTMX_SSE) $(SWAGGER)
 
@@ -71,6 +71,17 @@ bench-ab: setup wrk
 	mkdir -p .bench-before/app/static/vendor && cp app/static/vendor/* .bench-before/app/static/vendor/
 	$(BIN)/python -m benchmarks.ab .bench-before $(BEFORE); status=$$?; \
 	  git worktree remove --force .bench-before; exit $$status
+
+# Instructions per request counted by callgrind (noise-free, unlike CPU time on a shared machine):
+# make bench-instructions [BEFORE=<commit>] (BENCH_THREADS, BENCH_REQUESTS; benchmarks/instructions.py).
+bench-instructions: setup
+	@command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind; }
+	@if [ -n "$(BEFORE)" ]; then \
+	  rm -rf .bench-before && git worktree add --detach .bench-before $(BEFORE) && \
+	  mkdir -p .bench-before/app/static/vendor && cp app/static/vendor/* .bench-before/app/static/vendor/ && \
+	  $(BIN)/python -m benchmarks.instructions .bench-before $(BEFORE); status=$$?; \
+	  git worktree remove --force .bench-before; exit $$status; \
+	else $(BIN)/python -m benchmarks.instructions; fi
 
 lint: setup
 	$(BIN)/ruff check .
