@@ -21,6 +21,7 @@ from app.views import live as live_views
 from app.views.rendering import render_template
 from tests.factories import (
     make_application,
+    make_customer_reply,
     make_organization,
     make_reply,
     make_thread,
@@ -249,6 +250,21 @@ async def test_newer_replies_are_those_above_after(client, agent, application, s
     body = await response.get_data(as_text=True)
     assert re.findall(r'id="reply-(\d+)"', body) == [str(second.id)]
     assert "First" not in body
+
+
+async def test_newer_replies_have_the_markup_of_the_thread_pages_replies(
+    client, agent, application, signed_in
+):
+    thread = await make_thread(application, email="rita@example.org", name="Rita")
+    await make_reply(agent, application, thread, "An agent's <b>answer</b>")
+    await make_customer_reply(application, thread, "rita@example.org", "Still <i>broken</i>")
+
+    page = await (await client.get(thread_path(thread, ""))).get_data(as_text=True)
+    fragment = await client.get(thread_path(thread, "/replies?after=0"), headers=HTMX)
+
+    replies = re.compile(r'<li class="reply .*?</li>', re.S)
+    assert len(replies.findall(page)) == 2
+    assert replies.findall(await fragment.get_data(as_text=True)) == replies.findall(page)
 
 
 async def test_another_user_gets_nothing_of_the_rows_replies_or_typing(app, agent, application, intruder):
