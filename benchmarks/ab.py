@@ -46,6 +46,7 @@ from benchmarks.datasets import (
     create_application,
     run,
     server_env,
+    settle_database,
 )
 from benchmarks.load import ROOT, Deliveries, Measure, count_deliveries, measure, report
 from benchmarks.report import NOTES, RESULTS
@@ -146,6 +147,7 @@ def bench(backend: str, before: Path, database_url: str | None) -> list[Pair]:
             order = ["before", "after"] if number % 2 else ["after", "before"]
             print(f"== {backend}, round {number}: {' then '.join(order)}", flush=True)
             for scenario in chosen:
+                settle_database(env)
                 measured = {}
                 for label in order:
                     server, url = servers[label]

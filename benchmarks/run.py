@@ -47,7 +47,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.datasets import POSTGRES_URL, Dataset, stage_dataset
+from benchmarks.datasets import POSTGRES_URL, Dataset, settle_database, stage_dataset
 from benchmarks.load import (
     CONNECTIONS,
     HOST,
@@ -300,6 +300,7 @@ def bench_stage(
         try:
             measures, in_turns = [], {}
             for scenario in chosen:
+                settle_database(env)
                 scenario = as_a_browser_would(base, scenario)
                 if scenario.name in IN_TURNS:
                     theirs = IN_TURNS[scenario.name]
