@@ -36,6 +36,7 @@ from app.services.tags import search_tags as find_tags
 from app.services.thread_filters import UNASSIGNED
 from app.services.validation import parse_int, valid_id
 from app.shared_reads import reads_on_one_connection
+from app.views.addresses import IdLinks
 from app.views.rendering import is_htmx, render_template, template_macro, truncator
 from app.views.security import agent_required, current_agent
 from app.views.thread_display import HELPERS, avatar_paths, full_time, inbox_filters, time_ago
@@ -92,15 +93,8 @@ class InboxLine:
 
 
 def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable[[int], str]:
-    """The thread page's address for any thread id, with the inbox filters in ``query``.
-
-    ``url_for`` is called once and the thread id, the last segment of the path, swapped in,
-    rather than once for each of a page's fifty rows.
-    """
-    sample = url_for("views.threads.show_thread", application_id=application.id, feedback_id=1, **query)
-    path, mark, arguments = sample.partition("?")
-    base = path.rpartition("/")[0]
-    return lambda feedback_id: f"{base}/{feedback_id}{mark}{arguments}"
+    """The thread page's address for any thread id, with the inbox filters in ``query``."""
+    return IdLinks(query, application_id=application.id).by_id("views.threads.show_thread", "feedback_id")
 
 
 def inbox_lines(

@@ -30,6 +30,7 @@ from app.services.storage import storage_for
 from app.services.tags import add_tag_to_thread, remove_tag_from_thread
 from app.services.validation import parse_int, valid_id
 from app.shared_reads import reads_on_one_connection
+from app.views.addresses import IdLinks
 from app.views.rendering import is_htmx, render_template
 from app.views.security import CSRFForm, agent_required, current_agent
 from app.views.thread_display import HELPERS, display_properties, inbox_filters
@@ -62,6 +63,8 @@ async def _thread_context(
     filters = inbox_filters(request.args)
     agents = await assignment.agents(application)
     assignee_id = details.thread.assignee_id
+    # The thread's links, with the inbox's filters (views.addresses: url_for is a tenth of the page).
+    link = IdLinks(filters, application_id=application.id, feedback_id=feedback_id)
     return {
         **HELPERS,
         "application": application,
@@ -84,13 +87,9 @@ async def _thread_context(
         "assignee_left": assignee_id is not None and all(agent.id != assignee_id for agent in agents),
         "filters": filters,
         "back_url": url_for("views.inbox.list_threads", application_id=application.id, **filters),
-        "action": lambda name, **extra: url_for(
-            f"views.threads.{name}",
-            application_id=application.id,
-            feedback_id=feedback_id,
-            **extra,
-            **filters,
-        ),
+        "action": lambda name, **more: link(f"views.threads.{name}", **more),
+        "link": link,
+        "live_link": IdLinks({}, application_id=application.id, feedback_id=feedback_id),
         "section": "inbox",
         "logo_url": logo_path(application),
         "sentiments": SENTIMENTS,
