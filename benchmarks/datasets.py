@@ -244,8 +244,7 @@ def settle_database(env: dict[str, str]) -> None:
     database's CPU on every feedback list, inbox page and thread page that followed, against
     0.17 ms by the indexes once analyzed), and index-only scans read the table for rows the
     visibility map does not mark. 3.3 s the first time on a million threads, 1.4-1.8 s after.
-    On SQLite it does nothing: the seed analyzes its file, and its planner weighs an index
-    without the row counts that misled PostgreSQL here."""
+    On SQLite it does nothing (the seed analyzes the file; autovacuum is PostgreSQL's)."""
     url = env.get("EARFUL_DATABASE_URL")
     if url and url.startswith(("postgres://", "postgresql://")):
         asyncio.run(_postgres(url, "VACUUM (ANALYZE)"))
