@@ -16,6 +16,15 @@ work in its worker (routing, hooks, reads through aiosqlite's thread, rendering)
 Hypercorn's HTTP parsing and socket writes, which every version pays alike. With ``BEFORE`` the
 commit's ``app`` is counted the same way on the same data, and the table shows the ratio.
 
+Capture submit, the one write counted, is counted per submit over ``BENCH_CAPTURE_WAVES`` (4)
+waves of 32 submits sent at once (as wrk's 32 connections send them, so that the thread
+writer's group commits batch them alike), each wave's webhook deliveries awaited at the bench's
+receiver, started here: a submit's count holds its validation, rate limits, sentiment, group
+commit, event, delivery and the attempt's record, and the event loop's idle polls while it
+waits (what varies most between runs).
+
+``BENCH_ONLY`` (comma-separated scenario names) counts only those.
+
 The data: ``BENCH_THREADS`` (100000; reads cost the same at a million, results.md) seeded as
 ``make bench`` seeds, kept in ``BENCH_DATA_DIR`` when it is set. Instructions are not time (a
 cache miss costs more than an add), so the A/B under wrk stays the measure of throughput; this
@@ -37,11 +46,18 @@ from pathlib import Path
 from benchmarks.datasets import BIN, EMAIL, PASSWORD, stage_dataset
 from benchmarks.load import ROOT
 from benchmarks.run import scenarios
+from benchmarks.servers import start_receiver, stop
 
 THREADS = int(os.environ.get("BENCH_THREADS", "100000"))
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "20"))
 WARM_UP = 5
 SCENARIOS = ("feedback list", "one thread", "replies list (date)", "inbox page", "thread page")
+CAPTURE = "capture submit"
+# Capture submits go in waves of as many at once as make bench's connections, so that the thread
+# writer's group commits batch them as they do under wrk; each wave's deliveries are awaited.
+WAVE = 32
+WAVES = int(os.environ.get("BENCH_CAPTURE_WAVES", "4"))
+ONLY = {name for name in os.environ.get("BENCH_ONLY", "").split(",") if name}  # as make bench's
 TOTALS = re.compile(r"^totals: (\d+)", re.M)
 
 
@@ -58,14 +74,75 @@ def paths(application_id: int, thread_id: int) -> dict[str, str]:
         }
     # make bench's post reply adds today's replies first; a kept dataset's newest may be older.
     chosen["replies list (date)"] = re.sub(r"date=[0-9-]+", "date={newest}", chosen["replies list (date)"])
-    return {name: chosen[name] for name in SCENARIOS}
+    chosen[CAPTURE] = f"/applications/{application_id}/submit"
+    return {name: chosen[name] for name in (*SCENARIOS, CAPTURE) if not ONLY or name in ONLY}
+
+
+def requests_counted(name: str) -> int:
+    """How many requests a scenario's dump holds."""
+    return WAVE * WAVES if name == CAPTURE else REQUESTS
 
 
 def callgrind_control(*arguments: str) -> None:
     subprocess.run(["callgrind_control", *arguments, str(os.getpid())], check=True, capture_output=True)
 
 
-async def count_in_this_process(token: str, scenarios: dict[str, str]) -> None:
+def submit_body(run: str, number: int) -> dict:
+    """The body of benchmarks/lua/submit.lua's request ``number``: a new sender each time (and
+    in each ``run``: a kept dataset is counted again)."""
+    tags = [["bug"], ["billing", "ui"], ["feature request"], [], ["performance", "mobile", "export"]]
+    return {
+        "email": f"callgrind-{run}-{number}@example.org",
+        "name": "Bench User",
+        "message": "The export button does nothing when I click it, please fix.",
+        "tags": tags[number % len(tags)],
+        "properties": {"plan": "team", "app_version": "4.2.0", "seats": number % 50},
+        "nps": number % 11,
+        "url": "https://app.example.com/reports",
+    }
+
+
+async def delivered(receiver: str) -> int:
+    """The receiver's count of deliveries (benchmarks/receiver.py)."""
+    reader, writer = await asyncio.open_connection(*receiver.removeprefix("http://").split(":"))
+    writer.write(b"GET /count HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    answer = await reader.read(200)
+    writer.close()
+    return int(answer.rpartition(b"\r\n")[2])
+
+
+async def submit_waves(client, path: str, receiver: str, first: int, waves: int) -> None:
+    """``waves`` waves of WAVE capture submits at once, each wave's deliveries awaited (one per
+    submit: the endpoint hears of every new thread), so that the dump counts their work."""
+    from uuid import uuid4
+
+    run = uuid4().hex[:8]
+    for wave in range(waves):
+        expected = await delivered(receiver) + WAVE
+        numbers = range(first + wave * WAVE, first + (wave + 1) * WAVE)
+        answers = await asyncio.gather(
+            *(client.post(path, json=submit_body(run, number)) for number in numbers)
+        )
+        assert all(answer.status_code == 201 for answer in answers), [a.status_code for a in answers]
+        for _ in range(600):
+            if await delivered(receiver) >= expected:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise SystemExit("the capture submits' deliveries did not arrive")
+
+
+async def subscribe(client, token: str, application_id: int, receiver: str) -> None:
+    """The application's one endpoint: this run's receiver (as benchmarks.servers.subscribe_receiver)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    hooks = f"/applications/{application_id}/webhooks"
+    for endpoint in (await (await client.get(hooks, headers=headers)).get_json())["data"]:
+        assert (await client.delete(f"{hooks}/{endpoint['id']}", headers=headers)).status_code == 204
+    made = await client.post(hooks, headers=headers, json={"url": f"{receiver}/hooks/earful"})
+    assert made.status_code == 201, made.status_code
+
+
+async def count_in_this_process(token: str, scenarios: dict[str, str], capture: dict) -> None:
     """The child's work: each scenario warmed up, then counted between a zero and a dump."""
     import app as package
     from app import create_app
@@ -83,6 +160,14 @@ async def count_in_this_process(token: str, scenarios: dict[str, str]) -> None:
         )
         assert signed_in.status_code == 302, signed_in.status_code
         for number, (name, path) in enumerate(scenarios.items()):
+            if name == CAPTURE:
+                await subscribe(client, token, capture["application_id"], capture["receiver"])
+                path = f"{path}?key={capture['key']}"
+                await submit_waves(client, path, capture["receiver"], 0, 1)
+                callgrind_control("--zero")
+                await submit_waves(client, path, capture["receiver"], WAVE, WAVES)
+                callgrind_control(f"--dump=scenario-{number}")
+                continue
             headers = {} if path.startswith("/app/") else {"Authorization": f"Bearer {token}"}
             if "{newest}" in path:
                 newest = await client.get(path.partition("?")[0] + "?limit=1", headers=headers)
@@ -95,9 +180,16 @@ async def count_in_this_process(token: str, scenarios: dict[str, str]) -> None:
             for _ in range(REQUESTS):
                 await client.get(path, headers=headers)
             callgrind_control(f"--dump=scenario-{number}")  # callgrind drops a dump named with brackets
+        # Every dump is written. Leave without the app's shutdown: under valgrind it once
+        # stopped for good in futex waits (on a million threads' data, after capture submit),
+        # and nothing after the last dump is counted.
+        sys.stdout.flush()
+        os._exit(0)
 
 
-def count(code: Path, env: dict[str, str], token: str, scenarios: dict[str, str]) -> dict[str, float]:
+def count(
+    code: Path, env: dict[str, str], token: str, scenarios: dict[str, str], capture: dict
+) -> dict[str, float]:
     """Instructions per request of each scenario, for the ``app`` package in ``code``."""
     with tempfile.TemporaryDirectory(prefix="earful-callgrind-") as folder:
         out = Path(folder) / "callgrind.out"
@@ -111,7 +203,7 @@ def count(code: Path, env: dict[str, str], token: str, scenarios: dict[str, str]
                 # path, and its ``app`` before the one of ``code``.
                 str(Path(__file__).resolve()),
                 "--child",
-                json.dumps({"token": token, "scenarios": scenarios}),
+                json.dumps({"token": token, "scenarios": scenarios, "capture": capture}),
             ],
             # One hash seed for both versions: string hashing decides dicts' probing.
             env={**env, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}", "PYTHONHASHSEED": "0"},
@@ -130,31 +222,39 @@ def count(code: Path, env: dict[str, str], token: str, scenarios: dict[str, str]
         for name, dump in zip(scenarios, dumps, strict=True):
             totals = TOTALS.search(dump.read_text())
             assert totals is not None, dump
-            counted[name] = int(totals.group(1)) / REQUESTS
+            counted[name] = int(totals.group(1)) / requests_counted(name)
         return counted
 
 
 def main() -> int:
     if sys.argv[1:2] == ["--child"]:
         request = json.loads(sys.argv[2])
-        asyncio.run(count_in_this_process(request["token"], request["scenarios"]))
+        asyncio.run(count_in_this_process(request["token"], request["scenarios"], request["capture"]))
         return 0
     before = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None
     label = sys.argv[2] if len(sys.argv) > 2 else "before"
     with stage_dataset("SQLite", THREADS) as (dataset, env, _, _):
         thread_id = dataset.thread_id or dataset.seeded  # the seed's newest thread has the last id
         scenarios = paths(dataset.application_id, thread_id)
-        after = count(ROOT, env, dataset.token, scenarios)
-        earlier = count(before, env, dataset.token, scenarios) if before else {}
-    print(f"\nInstructions per request (callgrind, SQLite, {THREADS:,} threads, {REQUESTS} requests each):\n")
+        receiver, receiver_base = start_receiver(dataset.data_dir)
+        capture = {"application_id": dataset.application_id, "key": dataset.key, "receiver": receiver_base}
+        try:
+            after = count(ROOT, env, dataset.token, scenarios, capture)
+            earlier = count(before, env, dataset.token, scenarios, capture) if before else {}
+        finally:
+            stop(receiver)
+    print(
+        f"\nInstructions per request (callgrind, SQLite, {THREADS:,} threads, {REQUESTS} requests each, "
+        f"capture submit over {WAVES} waves of {WAVE} with their deliveries):\n"
+    )
     if earlier:
         print(f"| scenario | `{label}` | this checkout | this / before |\n|---|---:|---:|---:|")
-        for name in SCENARIOS:
+        for name in scenarios:
             ratio = after[name] / earlier[name]
             print(f"| {name} | {earlier[name] / 1e6:.2f} M | {after[name] / 1e6:.2f} M | {ratio:.3f} |")
     else:
         print("| scenario | instructions |\n|---|---:|")
-        for name in SCENARIOS:
+        for name in scenarios:
             print(f"| {name} | {after[name] / 1e6:.2f} M |")
     return 0
 
