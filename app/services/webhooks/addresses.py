@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -101,8 +102,12 @@ async def check_url(url: str, allow_private: bool) -> None:
         check_address(address, allow_private)
 
 
+@lru_cache(maxsize=4096)
 def check_literal_target(url: str, allow_private: bool) -> None:
-    """At send time, a URL whose host is an IP literal (aiohttp does not resolve those)."""
+    """At send time, a URL whose host is an IP literal (aiohttp does not resolve those).
+
+    Every delivery asks, and the answer depends on nothing but the arguments: a URL that passed
+    is remembered (a refusal raises, which is never cached, and is worked out again)."""
     host = check_url_form(url)
     literal = _literal(host)
     if literal is not None:
