@@ -21,6 +21,7 @@ from app.views.security import (
     SESSION_LIFETIME,
     UNSAFE_METHODS,
     SessionAuth,
+    SessionCookies,
     check_csrf,
     csrf_token,
     harden,
@@ -48,6 +49,7 @@ def register_views(app: Quart, settings: Settings) -> None:
         # remembered (permanent) one is not rewritten on every request besides.
         SESSION_REFRESH_EACH_REQUEST=False,
     )
+    app.session_interface = SessionCookies()
     SessionAuth(app)
     app.add_template_filter(mailto_url, "mailto")
     assets = Assets()

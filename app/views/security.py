@@ -31,7 +31,9 @@ from functools import wraps
 from typing import Any
 from urllib.parse import urlsplit
 
-from quart import Response, current_app, g, redirect, request, session, url_for
+from itsdangerous import URLSafeTimedSerializer
+from quart import Quart, Response, current_app, g, redirect, request, session, url_for
+from quart.sessions import SecureCookieSessionInterface
 from quart_auth import AuthUser as QuartAuthUser
 from quart_auth import QuartAuth, current_user, login_user, logout_user
 from wtforms import Form
@@ -71,6 +73,25 @@ class SessionAuth(QuartAuth):
 
     async def _template_context(self) -> dict[str, QuartAuthUser]:  # type: ignore[override]
         return {"current_user": self.load_user()}
+
+
+class SessionCookies(SecureCookieSessionInterface):
+    """Quart's signed session cookie, its signing serializer made once per set of keys.
+
+    Quart opens the session of every request, and made a new itsdangerous serializer (its keys,
+    salt and signer settings) each time, before even looking for the cookie: every widget
+    submit and API call paid for it, though none sends the cookie. The serializer holds nothing
+    between calls but its settings, so one made for the app's current keys serves every request
+    until the secret key or its fallbacks change."""
+
+    def __init__(self) -> None:
+        self._made: tuple[tuple[object, ...], URLSafeTimedSerializer | None] | None = None
+
+    def get_signing_serializer(self, app: Quart) -> URLSafeTimedSerializer | None:
+        keys = (app.secret_key, *(app.config["SECRET_KEY_FALLBACKS"] or ()))
+        if self._made is None or self._made[0] != keys:
+            self._made = (keys, super().get_signing_serializer(app))
+        return self._made[1]
 
 
 def harden(response: Response, secure: bool) -> Response:

@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from quart import Quart
+from quart import Quart, request
 
 from app import create_app
 from app.views import security
@@ -155,3 +155,35 @@ async def test_an_htmx_request_of_an_idle_session_sends_the_whole_page_to_sign_i
     assert response.status_code == 204
     assert response.headers["HX-Redirect"] == "/app/login?next=/app/account?tab%3D1"
     assert _cookie(client, "QUART_AUTH") is None
+
+
+async def _opened_session(app: Quart, cookie: str) -> dict:
+    async with app.test_request_context("/app/login", headers={"Cookie": f"session={cookie}"}):
+        opened = await app.session_interface.open_session(app, request)
+    assert opened is not None
+    return dict(opened)
+
+
+async def _session_cookie(app: Quart, data: dict) -> str:
+    signer = app.session_interface.get_signing_serializer(app)
+    assert signer is not None
+    return signer.dumps(data)
+
+
+async def test_a_session_cookie_signed_with_a_replaced_secret_key_is_refused(app):
+    """The session's signer is made once per set of keys (app.views.security.SessionCookies):
+    a new secret key must take effect at once."""
+    cookie = await _session_cookie(app, {"agent": "1"})
+    assert await _opened_session(app, cookie) == {"agent": "1"}
+
+    app.secret_key = "a rotated secret key, nothing like the first one"
+
+    assert await _opened_session(app, cookie) == {}
+
+
+async def test_a_session_cookie_signed_with_a_fallback_key_is_still_read(app):
+    cookie = await _session_cookie(app, {"agent": "1"})
+    app.config["SECRET_KEY_FALLBACKS"] = [app.secret_key]
+    app.secret_key = "a rotated secret key, nothing like the first one"
+
+    assert await _opened_session(app, cookie) == {"agent": "1"}
