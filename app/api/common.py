@@ -10,7 +10,7 @@ from werkzeug.datastructures import MultiDict
 from app.config import Settings
 from app.errors import NotFound, ValidationError
 from app.representations import encode_json
-from app.services.validation import MAX_ID, JsonRefused, decode_json, parse_int, storable, valid_id
+from app.services.validation import MAX_ID, JsonRefused, decode_storable_json, parse_int, storable, valid_id
 
 # The 400 of a write whose body is not a JSON object.
 NOT_A_JSON_OBJECT = "The request body must be a JSON object."
@@ -75,11 +75,11 @@ async def read_body(invalid_message: str, explain: bool = True) -> dict[str, obj
     if request.mimetype == "application/x-www-form-urlencoded" and not raw.lstrip().startswith(b"{"):
         return form_to_dict(await request.form)
     try:
-        body = decode_json(raw)
+        body = decode_storable_json(raw)
     except JsonRefused as refused:
         raise ValidationError(str(refused) if explain else invalid_message) from None
     except ValueError:
         raise ValidationError(invalid_message) from None
     if not isinstance(body, dict):
         raise ValidationError(invalid_message)
-    return storable(body)
+    return body

@@ -128,6 +128,27 @@ def decode_json(text: str | bytes) -> object:
     return value
 
 
+# What can decode into text neither database stores: a ``\u0000`` escape, an escaped surrogate
+# (``\ud800``-``\udfff``), or a surrogate written as UTF-8 bytes, which json.loads lets through
+# (it decodes bytes with "surrogatepass"). A raw NUL never gets that far: the decoder refuses
+# control characters in strings, and anywhere else it is not JSON.
+_UNSTORABLE_JSON = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])|\xed[\xa0-\xbf]")
+
+
+def decode_storable_json(raw: bytes) -> object:
+    """:func:`decode_json`, made :func:`storable`.
+
+    The walk over every string is skipped when nothing in ``raw`` can decode into an unstorable
+    character (almost every body: the search is one pass of C over the bytes, the walk a call
+    per string, key and container). UTF-16 and UTF-32 bodies, whose escapes the pattern does not
+    spell, are always walked: JSON starts with an ASCII character, so theirs have a NUL byte
+    among the first four."""
+    value = decode_json(raw)
+    if 0 in raw[:4] or _UNSTORABLE_JSON.search(raw):
+        return storable(value)
+    return value
+
+
 def storable(value: T) -> T:
     """Make every string of decoded input storable by both databases (the same shape back).
 

@@ -9,6 +9,7 @@ from app.services.validation import (
     MAX_JSON_DEPTH,
     JsonRefused,
     decode_json,
+    decode_storable_json,
     is_http_url,
     normalize_email,
     parse_bool,
@@ -90,3 +91,29 @@ def test_json_as_deep_as_allowed_decodes():
 
 def test_storable_strings_lose_nul_and_lone_surrogates_whatever_their_nesting():
     assert storable({"k\x00": ["a\x00b", "\ud800x"]}) == {"k": ["ab", "?x"]}
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{"k\\u0000": ["a\\u0000b"]}', {"k": ["ab"]}),
+        (b'{"a": "\\ud800x", "b": "\\uDFFF"}', {"a": "?x", "b": "?"}),
+        (b'{"a": "\xed\xa0\x80x"}', {"a": "?x"}),  # a surrogate as UTF-8 bytes
+        ('{"a": "\\u0000b"}'.encode("utf-16-le"), {"a": "b"}),
+        ('{"a": "\\ud800"}'.encode("utf-16"), {"a": "?"}),
+        ('{"a": "\\u0000"}'.encode("utf-32"), {"a": ""}),
+    ],
+)
+def test_decoded_json_loses_what_no_database_stores_however_it_is_written(raw, expected):
+    assert decode_storable_json(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"m": "line one\\nline \\"two\\"", "tags": ["a", {"b": [1, 2.5, null]}]}',
+        b'{"pair": "\\ud83d\\ude00", "literal": "\\\\u0000", "accent": "caf\xc3\xa9"}',
+    ],
+)
+def test_decoded_json_that_is_storable_comes_back_as_decoded(raw):
+    assert decode_storable_json(raw) == decode_json(raw) == storable(decode_json(raw))
