@@ -21,7 +21,9 @@ waves of 32 submits sent at once (as wrk's 32 connections send them, so that the
 writer's group commits batch them alike), each wave's webhook deliveries awaited at the bench's
 receiver, started here: a submit's count holds its validation, rate limits, sentiment, group
 commit, event, delivery and the attempt's record, and the event loop's idle polls while it
-waits (what varies most between runs).
+waits (what varies most between runs). Its floor, the reference app's ``/submit-webhook`` (one
+insert and one POST to the receiver, benchmarks/reference_app.py) is counted the same way
+beside it, on a SQLite file of its own.
 
 ``BENCH_ONLY`` (comma-separated scenario names) counts only those.
 
@@ -43,10 +45,10 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks.datasets import BIN, EMAIL, PASSWORD, stage_dataset
+from benchmarks.datasets import BIN, EMAIL, PASSWORD, run, stage_dataset
 from benchmarks.load import ROOT
 from benchmarks.run import scenarios
-from benchmarks.servers import start_receiver, stop
+from benchmarks.servers import reference_database_url, start_receiver, stop
 
 THREADS = int(os.environ.get("BENCH_THREADS", "100000"))
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "20"))
@@ -111,17 +113,18 @@ async def delivered(receiver: str) -> int:
     return int(answer.rpartition(b"\r\n")[2])
 
 
-async def submit_waves(client, path: str, receiver: str, first: int, waves: int) -> None:
+async def submit_waves(client, path: str, receiver: str, first: int, waves: int, index: bool = True) -> None:
     """``waves`` waves of WAVE capture submits at once, each wave's deliveries awaited (one per
-    submit: the endpoint hears of every new thread), so that the dump counts their work."""
+    submit: the endpoint hears of every new thread), so that the dump counts their work, and
+    (``index``) the wave's threads indexed."""
     from uuid import uuid4
 
-    run = uuid4().hex[:8]
+    batch = uuid4().hex[:8]
     for wave in range(waves):
         expected = await delivered(receiver) + WAVE
         numbers = range(first + wave * WAVE, first + (wave + 1) * WAVE)
         answers = await asyncio.gather(
-            *(client.post(path, json=submit_body(run, number)) for number in numbers)
+            *(client.post(path, json=submit_body(batch, number)) for number in numbers)
         )
         assert all(answer.status_code == 201 for answer in answers), [a.status_code for a in answers]
         for _ in range(600):
@@ -130,7 +133,8 @@ async def submit_waves(client, path: str, receiver: str, first: int, waves: int)
             await asyncio.sleep(0.05)
         else:
             raise SystemExit("the capture submits' deliveries did not arrive")
-        await index_leftovers()
+        if index:
+            await index_leftovers()
 
 
 async def subscribe(client, token: str, application_id: int, receiver: str) -> None:
@@ -221,10 +225,23 @@ async def count_in_this_process(token: str, scenarios: dict[str, str], capture: 
         os._exit(0)
 
 
-def count(
-    code: Path, env: dict[str, str], token: str, scenarios: dict[str, str], capture: dict
-) -> dict[str, float]:
-    """Instructions per request of each scenario, for the ``app`` package in ``code``."""
+async def count_floor_in_this_process(receiver: str) -> None:
+    """The floor's child: the reference app's ``/submit-webhook`` (one insert, one POST to the
+    receiver) in the same waves as capture submit, counted between a zero and a dump."""
+    from benchmarks import reference_app
+
+    async with reference_app.app.test_app():
+        client = reference_app.app.test_client()
+        await submit_waves(client, "/submit-webhook", receiver, 0, 1, index=False)
+        callgrind_control("--zero")
+        await submit_waves(client, "/submit-webhook", receiver, WAVE, WAVES, index=False)
+        callgrind_control("--dump=floor")
+        sys.stdout.flush()
+        os._exit(0)
+
+
+def callgrind_totals(child: list[str], env: dict[str, str], dumps_expected: int) -> list[int]:
+    """Run this file as ``child`` under callgrind; the instructions of each dump, in order."""
     with tempfile.TemporaryDirectory(prefix="earful-callgrind-") as folder:
         out = Path(folder) / "callgrind.out"
         result = subprocess.run(
@@ -234,36 +251,62 @@ def count(
                 f"--callgrind-out-file={out}",
                 str(BIN / "python"),
                 # Run as a file, not with -m: the working directory would then come first on the
-                # path, and its ``app`` before the one of ``code``.
+                # path, and its ``app`` before the one of the code counted.
                 str(Path(__file__).resolve()),
-                "--child",
-                json.dumps({"token": token, "scenarios": scenarios, "capture": capture}),
+                *child,
             ],
-            # One hash seed for both versions: string hashing decides dicts' probing.
-            env={**env, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}", "PYTHONHASHSEED": "0"},
+            # One hash seed for every version: string hashing decides dicts' probing.
+            env={**env, "PYTHONHASHSEED": "0"},
             cwd=ROOT,
             check=False,
             capture_output=True,
             text=True,
         )
         if result.returncode != 0:
-            raise SystemExit(f"callgrind run of {code} failed:\n{result.stderr[-3000:]}")
+            raise SystemExit(f"callgrind run of {child[0]} failed:\n{result.stderr[-3000:]}")
         dumps = sorted(Path(folder).glob("callgrind.out.*"), key=lambda dump: int(dump.suffix[1:]))
-        if len(dumps) != len(scenarios):
+        if len(dumps) != dumps_expected:
             triggers = [re.findall(r"^desc: Trigger: (.*)$", dump.read_text(), re.M) for dump in dumps]
-            raise SystemExit(f"expected {len(scenarios)} dumps, found {triggers}")
-        counted = {}
-        for name, dump in zip(scenarios, dumps, strict=True):
-            totals = TOTALS.search(dump.read_text())
-            assert totals is not None, dump
-            counted[name] = int(totals.group(1)) / requests_counted(name)
-        return counted
+            raise SystemExit(f"expected {dumps_expected} dumps, found {triggers}")
+        totals = [TOTALS.search(dump.read_text()) for dump in dumps]
+        assert all(total is not None for total in totals), dumps
+        return [int(total.group(1)) for total in totals if total is not None]
+
+
+def count_floor(receiver: str) -> float:
+    """Instructions per submit of capture submit's floor, the reference app's
+    ``/submit-webhook``, on a SQLite file of its own opened as Earful opens its own."""
+    with tempfile.TemporaryDirectory(prefix="earful-reference-") as folder:
+        env = {
+            **os.environ,
+            "REFERENCE_DATABASE_URL": reference_database_url(None, Path(folder)),
+            "REFERENCE_WEBHOOK": f"{receiver}/hooks/reference",
+            "PYTHONPATH": str(ROOT),
+        }
+        run([str(BIN / "python"), "-m", "benchmarks.reference_app", "init"], env)
+        (total,) = callgrind_totals(["--floor-child", receiver], env, 1)
+    return total / (WAVE * WAVES)
+
+
+def count(
+    code: Path, env: dict[str, str], token: str, scenarios: dict[str, str], capture: dict
+) -> dict[str, float]:
+    """Instructions per request of each scenario, for the ``app`` package in ``code``."""
+    totals = callgrind_totals(
+        ["--child", json.dumps({"token": token, "scenarios": scenarios, "capture": capture})],
+        {**env, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}"},
+        len(scenarios),
+    )
+    return {name: total / requests_counted(name) for name, total in zip(scenarios, totals, strict=True)}
 
 
 def main() -> int:
     if sys.argv[1:2] == ["--child"]:
         request = json.loads(sys.argv[2])
         asyncio.run(count_in_this_process(request["token"], request["scenarios"], request["capture"]))
+        return 0
+    if sys.argv[1:2] == ["--floor-child"]:
+        asyncio.run(count_floor_in_this_process(sys.argv[2]))
         return 0
     before = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None
     label = sys.argv[2] if len(sys.argv) > 2 else "before"
@@ -275,6 +318,7 @@ def main() -> int:
         try:
             after = count(ROOT, env, dataset.token, scenarios, capture)
             earlier = count(before, env, dataset.token, scenarios, capture) if before else {}
+            floor = count_floor(receiver_base) if CAPTURE in scenarios else None
         finally:
             stop(receiver)
     print(
@@ -290,6 +334,11 @@ def main() -> int:
         print("| scenario | instructions |\n|---|---:|")
         for name in scenarios:
             print(f"| {name} | {after[name] / 1e6:.2f} M |")
+    if floor is not None:
+        print(
+            f"\nFloor of capture submit (the reference app's /submit-webhook, same waves): "
+            f"{floor / 1e6:.2f} M instructions a submit; capture submit is {after[CAPTURE] / floor:.2f}x it."
+        )
     return 0
 
 
