@@ -13,7 +13,7 @@ import orjson
 
 from app.config import Settings
 from app.links import attachment_path, logo_path, thread_path
-from app.repositories.accounts import UserRow
+from app.repositories.accounts import AgentRow, UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
 from app.repositories.invitations import InvitationRow
@@ -52,7 +52,7 @@ def _absolute(settings: Settings, path: str | None) -> str | None:
     return None if path is None else settings.base_url + path
 
 
-def user_json(user: UserRow) -> dict[str, Any]:
+def user_json(user: UserRow | AgentRow) -> dict[str, Any]:
     return {"id": user.id, "email": user.email, "name": user.name}
 
 

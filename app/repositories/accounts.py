@@ -40,6 +40,17 @@ class UserRow:
 
 
 @dataclass(slots=True)
+class AgentRow:
+    """The agent beside a reply: who wrote it, as a reply shows it, without the account's
+    secrets and dates (a page of replies reads fifty of them, and a hash has no business in a
+    list read)."""
+
+    id: int
+    email: str
+    name: str
+
+
+@dataclass(slots=True)
 class TokenRow:
     """A personal access token (its digest only), with its user when read for a request."""
 
@@ -60,6 +71,7 @@ class TokenRow:
 
 USER_COLUMNS = ("id", "email", "name", "password_hash", "plan", "session_version", "created_at", "updated_at")
 TOKEN_COLUMNS = ("id", "user_id", "name", "token_hash", "scopes", "created_at", "last_used_at", "revoked_at")
+AGENT_COLUMNS = ("id", "email", "name")
 SELECT_USERS = f"SELECT {columns('u', USER_COLUMNS)} FROM users u"
 
 
@@ -81,6 +93,19 @@ def user_of(row: Row, alias: str = "u") -> UserRow:
 def optional_user_of(row: Row, alias: str = "u") -> UserRow | None:
     """:func:`user_of` for the outer side of a join: None where the row has no user."""
     return None if row[column_keys(alias, USER_COLUMNS)["id"]] is None else user_of(row, alias)
+
+
+def optional_agent_of(row: Row, alias: str = "u") -> AgentRow | None:
+    """The agent whose AGENT_COLUMNS a row holds under ``alias``; None where it has none (the
+    outer side of a join)."""
+    key = column_keys(alias, AGENT_COLUMNS)
+    agent_id = row[key["id"]]
+    return None if agent_id is None else AgentRow(agent_id, row[key["email"]], row[key["name"]])
+
+
+def agent_of_user(user: UserRow) -> AgentRow:
+    """A user as a reply shows its agent."""
+    return AgentRow(user.id, user.email, user.name)
 
 
 def _token_of(row: Row) -> TokenRow:

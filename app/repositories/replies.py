@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from app.repositories.accounts import USER_COLUMNS, UserRow, optional_user_of
+from app.repositories.accounts import AGENT_COLUMNS, AgentRow, UserRow, agent_of_user, optional_agent_of
 from app.repositories.sql import (
     Row,
     change,
@@ -40,7 +40,7 @@ class ReplyRow:
     from_agent: bool
     email: str
     created_at: datetime
-    user: UserRow | None = None
+    user: AgentRow | None = None
     feedback: ThreadRow | None = None
 
     @property
@@ -76,7 +76,7 @@ def reply_of(row: Row) -> ReplyRow:
         from_agent=bool(row["r.from_agent"]),
         email=row["r.email"],
         created_at=read_moment(row["r.created_at"]),
-        user=optional_user_of(row) if "u.id" in row else None,
+        user=optional_agent_of(row) if "u.id" in row else None,
     )
 
 
@@ -106,7 +106,7 @@ async def insert_reply(
     )
     return ReplyRow(
         rows[0]["id"], application_id, feedback_id, user.id if user else None, kind, message,
-        user is not None, email, now, user,
+        user is not None, email, now, agent_of_user(user) if user else None,
     )  # fmt: skip
 
 
@@ -128,7 +128,7 @@ def replies_of_threads_query(feedback_ids: Sequence[int]) -> tuple[str, list[obj
     others in one round trip); :func:`reply_of` reads its rows."""
     of_threads, values = one_of("r.feedback_id", feedback_ids)
     return (
-        f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
+        f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('u', AGENT_COLUMNS)} FROM replies r "
         f"LEFT JOIN users u ON u.id = r.user_id WHERE {of_threads} ORDER BY r.id",
         values,
     )
@@ -157,7 +157,7 @@ async def reply_counts(feedback_ids: Sequence[int]) -> dict[int, int]:
 async def reply_by_id(reply_id: int) -> ReplyRow | None:
     """One reply with its agent."""
     row = await select_one(
-        f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
+        f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('u', AGENT_COLUMNS)} FROM replies r "
         "LEFT JOIN users u ON u.id = r.user_id WHERE r.id = {}",
         [reply_id],
     )
@@ -207,7 +207,7 @@ def page_statement(
     conditions, values = chosen.conditions()
     template = (
         f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('f', THREAD_COLUMNS)}, "
-        f"{columns('m', SENDER_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM replies r "
+        f"{columns('m', SENDER_COLUMNS)}, {columns('u', AGENT_COLUMNS)} FROM replies r "
         "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
         "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + conditions + " "
         "ORDER BY r.created_at DESC, r.id DESC " + limit_clause(limit, offset)

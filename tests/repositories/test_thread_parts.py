@@ -131,3 +131,19 @@ async def test_a_json_number_past_a_double_is_read_together_as_alone(db, backend
     [[row]] = await select_together([query])
 
     assert read_json(row["properties"]) == read_json((await select(*query))[0]["properties"])
+
+
+async def test_a_reply_carries_its_agent_without_the_accounts_secrets(db):
+    """Replies are read in pages of fifty with their agents: only what a reply shows of one."""
+    agent = await make_user(email="ann@example.com", name="Ann Agent")
+    application = await make_application(agent)
+    thread = await make_thread(application)
+    written = await make_reply(agent, application, thread, "Hello")
+
+    parts = await parts_of_threads([thread.id])
+    read_back = await replies.reply_by_id(written.id)
+
+    for reply in (written, parts.replies[0], read_back):
+        assert reply is not None and reply.user is not None
+        assert (reply.user.id, reply.user.email, reply.user.name) == (agent.id, "ann@example.com", "Ann Agent")
+        assert not hasattr(reply.user, "password_hash")
