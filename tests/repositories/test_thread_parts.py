@@ -145,5 +145,6 @@ async def test_a_reply_carries_its_agent_without_the_accounts_secrets(db):
 
     for reply in (written, parts.replies[0], read_back):
         assert reply is not None and reply.user is not None
-        assert (reply.user.id, reply.user.email, reply.user.name) == (agent.id, "ann@example.com", "Ann Agent")
+        shown = (reply.user.id, reply.user.email, reply.user.name)
+        assert shown == (agent.id, "ann@example.com", "Ann Agent")
         assert not hasattr(reply.user, "password_hash")
