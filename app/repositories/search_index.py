@@ -155,3 +155,10 @@ async def set_automerge(client: BaseDBAsyncClient, level: int) -> None:
             f"INSERT INTO search.{search_table} ({search_table}, rank) VALUES ('automerge', {{}})",
             [level],
         )
+
+
+async def merge_segments(client: BaseDBAsyncClient) -> None:
+    """Merge each search table's index segments into one (FTS5's ``optimize``): after a bulk
+    load, so that the automatic merging of the live batches starts from one segment."""
+    for search_table, _ in INDEXED.values():
+        await change_on(client, f"INSERT INTO search.{search_table} ({search_table}) VALUES ('optimize')")

@@ -134,7 +134,11 @@ async def _within_reach() -> bool:
 async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
     """:func:`index_new_rows` for a bulk load (``earful seed``), with FTS5's automatic merging
     of segments paused while it runs: at seven million threads, indexing the next 100,000 took
-    30 s with it and 6-7 s without. It is on again afterwards, and merges as new rows come.
+    30 s with it and 6-7 s without. It is on again afterwards, and the segments the load left are
+    merged into one before it returns (FTS5's ``optimize``): left to the automatic merging, they
+    were merged by the first live batches instead, one of 32 new threads taking 3.1 s of CPU at a
+    million threads where a batch on a merged index takes 0.2 ms and its periodic merges 5-10 ms
+    (benchmarks/notes.md), and every capture submit of those minutes waited behind it.
 
     With ``loaded`` it runs beside the load, which the search file's write lock of its own
     allows: it indexes what the load has committed, in id order, and returns once ``loaded``
@@ -151,7 +155,7 @@ async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
             added = await index_new_rows(batch)
             done += added
             if last_pass:
-                return done
+                break
             if not added and loaded is not None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(loaded.wait(), BULK_INDEX_INTERVAL)
@@ -159,6 +163,8 @@ async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
         await search_db.indexing(
             lambda client: search_index.set_automerge(client, search_index.DEFAULT_AUTOMERGE)
         )
+    await search_db.indexing(search_index.merge_segments)
+    return done
 
 
 async def run_indexer(stop: asyncio.Event) -> None:

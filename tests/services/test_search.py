@@ -223,6 +223,22 @@ async def test_indexing_after_a_bulk_load_finds_the_rows_and_merges_segments_aga
             assert [row[0] for row in rows] == [4]
 
 
+async def test_a_bulk_load_leaves_each_search_table_one_segment(application, backend):
+    if backend != "sqlite":
+        pytest.skip("the search file is SQLite's")
+    for number in range(5):
+        await make_thread(application, message=f"Export number {number} failed.")
+
+    await search.index_in_bulk(batch=1)  # a transaction, and so a segment, per row
+
+    for table in ("feedback_search", "members_search"):
+        _, rows = await connections.get("default").execute_query(
+            f"SELECT count(DISTINCT segid) FROM search.{table}_idx"
+        )
+        assert rows[0][0] == 1, table
+    assert len(await messages_found(application, "export")) == 5
+
+
 async def _indexed_text_holding(word: str) -> int:
     """How many rows of the search file's thread index hold ``word`` (SQLite)."""
     _, rows = await connections.get("default").execute_query(
