@@ -25,8 +25,10 @@ from app.repositories.sql import change, change_on, parameters, select, select_o
 INDEXED = {"feedback": ("feedback_search", "message"), "members": ("members_search", "email, name")}
 INDEXED_TABLES = tuple(INDEXED)
 REMOVALS = "removals"
-# FTS5's own default: segments are merged as they accumulate, four of a level at a time.
+# FTS5's own defaults: segments are merged as they accumulate, a little with every write once
+# a level holds four; a level that reaches sixteen is merged at once, in the writing transaction.
 DEFAULT_AUTOMERGE = 4
+DEFAULT_CRISISMERGE = 16
 
 # Contentful tables: FTS5 keeps its own copy of the text, since its LIKE reads the text of
 # each candidate row, and it cannot read a table of another database file.
@@ -146,19 +148,13 @@ async def forget_applied_removals() -> int:
     return await change(f"DELETE FROM search_removals WHERE id <= {_PROGRESS}", [REMOVALS])
 
 
-async def set_automerge(client: BaseDBAsyncClient, level: int) -> None:
-    """FTS5's automatic merging of index segments for both search tables (0 pauses it). The
-    setting is kept in the search file."""
+async def set_merging(client: BaseDBAsyncClient, automerge: int, crisismerge: int) -> None:
+    """FTS5's merging of index segments for both search tables: ``automerge`` (0 pauses it) and
+    ``crisismerge``, the segments of a level merged at once. The settings are kept in the file."""
     for search_table, _ in INDEXED.values():
-        await change_on(
-            client,
-            f"INSERT INTO search.{search_table} ({search_table}, rank) VALUES ('automerge', {{}})",
-            [level],
-        )
-
-
-async def merge_segments(client: BaseDBAsyncClient) -> None:
-    """Merge each search table's index segments into one (FTS5's ``optimize``): after a bulk
-    load, so that the automatic merging of the live batches starts from one segment."""
-    for search_table, _ in INDEXED.values():
-        await change_on(client, f"INSERT INTO search.{search_table} ({search_table}) VALUES ('optimize')")
+        for option, value in (("automerge", automerge), ("crisismerge", crisismerge)):
+            await change_on(
+                client,
+                f"INSERT INTO search.{search_table} ({search_table}, rank) VALUES ('{option}', {{}})",
+                [value],
+            )

@@ -55,6 +55,8 @@ INDEX_BATCH = 500
 INDEX_INTERVAL = 0.25
 # How often an index beside a bulk load looks for rows the load committed.
 BULK_INDEX_INTERVAL = 0.5
+# The segments of a level that FTS5 merges at once while a bulk load is indexed (see index_in_bulk).
+BULK_CRISISMERGE = 8
 # The most rows (or removals) the search file may lack for a look-up to read it (and those
 # rows from the main file); with more, a search scans.
 CATCH_UP = 5000
@@ -134,11 +136,14 @@ async def _within_reach() -> bool:
 async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
     """:func:`index_new_rows` for a bulk load (``earful seed``), with FTS5's automatic merging
     of segments paused while it runs: at seven million threads, indexing the next 100,000 took
-    30 s with it and 6-7 s without. It is on again afterwards, and the segments the load left are
-    merged into one before it returns (FTS5's ``optimize``): left to the automatic merging, they
-    were merged by the first live batches instead, one of 32 new threads taking 3.1 s of CPU at a
-    million threads where a batch on a merged index takes 0.2 ms and its periodic merges 5-10 ms
-    (benchmarks/notes.md), and every capture submit of those minutes waited behind it.
+    30 s with it and 6-7 s without. Meanwhile a level is merged at once when it holds eight
+    segments instead of FTS5's sixteen: with sixteen, the load left levels of up to fifteen
+    segments, and the first live batches after it, with automatic merging on again, brought one
+    to sixteen and merged it whole (3.1 s of CPU in the worker for one batch of 32 new threads at
+    a million threads, where a batch takes 0.2 ms and the periodic merges 5-15 ms). With eight,
+    the first merge after the load took 73 ms. Merging the index into one segment (FTS5's
+    ``optimize``) would also do, but took 34 s at ten million threads after the load, where the
+    smaller levels cost the load nothing measurable at a million (benchmarks/notes.md).
 
     With ``loaded`` it runs beside the load, which the search file's write lock of its own
     allows: it indexes what the load has committed, in id order, and returns once ``loaded``
@@ -147,7 +152,7 @@ async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
     if not search_db.available():
         return 0
     await _prepared()
-    await search_db.indexing(lambda client: search_index.set_automerge(client, 0))
+    await search_db.indexing(lambda client: search_index.set_merging(client, 0, BULK_CRISISMERGE))
     try:
         done = 0
         while True:
@@ -155,16 +160,16 @@ async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
             added = await index_new_rows(batch)
             done += added
             if last_pass:
-                break
+                return done
             if not added and loaded is not None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(loaded.wait(), BULK_INDEX_INTERVAL)
     finally:
         await search_db.indexing(
-            lambda client: search_index.set_automerge(client, search_index.DEFAULT_AUTOMERGE)
+            lambda client: search_index.set_merging(
+                client, search_index.DEFAULT_AUTOMERGE, search_index.DEFAULT_CRISISMERGE
+            )
         )
-    await search_db.indexing(search_index.merge_segments)
-    return done
 
 
 async def run_indexer(stop: asyncio.Event) -> None:
