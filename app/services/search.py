@@ -143,7 +143,8 @@ async def index_in_bulk(batch: int, loaded: asyncio.Event | None = None) -> int:
     a million threads, where a batch takes 0.2 ms and the periodic merges 5-15 ms). With eight,
     the first merge after the load took 73 ms. Merging the index into one segment (FTS5's
     ``optimize``) would also do, but took 34 s at ten million threads after the load, where the
-    smaller levels cost the load nothing measurable at a million (benchmarks/notes.md).
+    smaller levels cost the load 7.7 s of 584 (and nothing measurable at a million: the index
+    keeps up with the rows; benchmarks/notes.md).
 
     With ``loaded`` it runs beside the load, which the search file's write lock of its own
     allows: it indexes what the load has committed, in id order, and returns once ``loaded``
