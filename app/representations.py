@@ -155,12 +155,6 @@ def reply_json(
     }
 
 
-def _assignee_json(thread: ThreadRow) -> dict[str, Any] | None:
-    """The agent the thread is assigned to, as :func:`user_json` shows a user; None for nobody."""
-    assignee = thread.assignee
-    return None if assignee is None else {"id": assignee.id, "email": assignee.email, "name": assignee.name}
-
-
 def thread_json(details: ThreadDetails, settings: Settings) -> dict[str, Any]:
     thread: ThreadRow = details.thread
     member = thread.sender
@@ -187,7 +181,7 @@ def thread_json(details: ThreadDetails, settings: Settings) -> dict[str, Any]:
         "nps": thread.nps,
         "url": thread.url,
         "language": thread.language,
-        "assignee": _assignee_json(thread),
+        "assignee": None if thread.assignee is None else user_json(thread.assignee),
         "created_at": timestamp(thread.created_at),
         "updated_at": timestamp(thread.updated_at),
         "replies": [

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.repositories.accounts import AGENT_COLUMNS, AgentRow, optional_agent_of
 from app.repositories.sql import (
     Row,
     change,
@@ -40,15 +41,6 @@ class SenderRow:
     updated_at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class AssigneeRow:
-    """The agent a thread is assigned to, as a thread is read with it."""
-
-    id: int
-    email: str
-    name: str
-
-
 @dataclass(slots=True)
 class ThreadRow:
     """A feedback thread, with its sender when read with it, and its assignee (if any) when
@@ -73,7 +65,7 @@ class ThreadRow:
     updated_at: datetime
     member: SenderRow | None = None
     assignee_id: int | None = None
-    assignee: AssigneeRow | None = None
+    assignee: AgentRow | None = None
 
     @property
     def sender(self) -> SenderRow:
@@ -106,10 +98,9 @@ THREAD_COLUMNS = (
     "created_at", "updated_at", "assignee_id",
 )  # fmt: skip
 SENDER_COLUMNS = ("id", "application_id", "email", "name", "created_at", "updated_at")
-ASSIGNEE_COLUMNS = ("id", "email", "name")
 _THREAD_LIST = (
     f"SELECT {columns('f', THREAD_COLUMNS)}, {columns('m', SENDER_COLUMNS)}, "
-    f"{columns('a', ASSIGNEE_COLUMNS)} FROM feedback f JOIN members m ON m.id = f.member_id"
+    f"{columns('a', AGENT_COLUMNS)} FROM feedback f JOIN members m ON m.id = f.member_id"
 )
 # The assignee is joined last: after a LEFT JOIN SQLite keeps the tables in the order written,
 # so joins that narrow the threads (a tag's links) must come before it.
@@ -159,7 +150,7 @@ def thread_of(row: Row) -> ThreadRow:
         updated_at=read_moment(row["f.updated_at"]),
         member=sender_of(row),
         assignee_id=row["f.assignee_id"],
-        assignee=None if row.get("a.id") is None else AssigneeRow(row["a.id"], row["a.email"], row["a.name"]),
+        assignee=optional_agent_of(row, "a") if "a.id" in row else None,
     )
 
 
