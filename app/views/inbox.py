@@ -4,9 +4,8 @@ the selection that bulk actions take (:mod:`app.services.bulk`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from markupsafe import Markup
 from quart import Blueprint, Response, current_app, flash, redirect, request, url_for
@@ -18,7 +17,6 @@ from app.links import logo_path
 from app.models import SENTIMENTS
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
-from app.repositories.threads import SenderRow, ThreadRow
 from app.services import assignment, bulk, export
 from app.services.applications import get_application
 from app.services.deletion import parse_thread_ids
@@ -37,9 +35,10 @@ from app.services.thread_filters import UNASSIGNED
 from app.services.validation import parse_int, valid_id
 from app.shared_reads import reads_on_one_connection
 from app.views.addresses import IdLinks
+from app.views.fragments import fragments
 from app.views.rendering import is_htmx, render_template, template_macro, truncator
 from app.views.security import agent_required, current_agent
-from app.views.thread_display import HELPERS, avatar_paths, full_time, inbox_filters, time_ago
+from app.views.thread_display import HELPERS, avatar_src, full_time, inbox_filters, time_ago
 
 blueprint = Blueprint("inbox", __name__)
 
@@ -73,23 +72,28 @@ def inbox_url(application: ApplicationRow, **filters: object) -> str:
     return url_for("views.inbox.list_threads", application_id=application.id, **given)
 
 
-@dataclass(frozen=True)
-class InboxLine:
-    """A row of the inbox page with the values its template shows, computed here: each call a
-    template makes costs more than the same call from Python, and a page has fifty rows."""
+class InboxLine(NamedTuple):
+    """A row of the inbox page with every value its markup shows (partials/inbox/rows.html),
+    computed here: each call a template makes costs more than the same call from Python."""
 
-    thread: ThreadRow
-    member: SenderRow
+    id: int
     href: str
     avatar: str
+    name: str
+    email: str
     created: str
     """When the thread was created, in ISO 8601 (the ``datetime`` of its ``<time>``)."""
     age: str
     full_time: str
     excerpt: str
     """The start of the message: Jinja's ``truncate`` filter, at 220 characters."""
-    chips: Markup
+    sentiment: str
+    nps: int | None
+    replied: bool
+    assignee: str | None
+    """The assignee's name; None when nobody is assigned."""
     assignee_left: bool
+    chips: Markup
 
 
 def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable[[int], str]:
@@ -97,39 +101,76 @@ def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable
     return IdLinks(query, application_id=application.id).by_id("views.threads.show_thread", "feedback_id")
 
 
-def inbox_lines(
+def inbox_rows(
     application: ApplicationRow, page: InboxPage, query: dict[str, str], agent_ids: set[int]
-) -> list[InboxLine]:
-    """The rows of a page as the inbox shows them; each tag's chip is drawn once per page. An
-    assignee who is no longer among ``agent_ids`` (left the organization) is marked."""
+) -> Markup:
+    """The rows of a page as the inbox shows them. An assignee who is no longer among
+    ``agent_ids`` (left the organization) is marked.
+
+    Each row is rendered once per worker and kept (app.views.fragments), keyed by what it is
+    made from: the link, the sender, the moment and age, the excerpt, the state and the tags'
+    chips (the avatar and the times shown follow from the sender and the moment); likewise
+    each tag's chip, by the tag's name and colour."""
     link = thread_links(application, query)
-    tag_chip = template_macro("partials/threads/tag-chip.html", "tag_chip")
+    rows = fragments("inbox rows")
+    tag_chips = fragments("tag chips")
     truncate = truncator()
-    avatar = avatar_paths()
-    chips: dict[int, Markup] = {}
     now = datetime.now(UTC)
-    lines = []
+    chips: dict[int, Markup] = {}
+    drawn = []
     for row in page.rows:
         thread, member = row.thread, row.thread.sender
         for tag in row.tags:
             if tag.id not in chips:
-                chips[tag.id] = tag_chip(tag)
-        lines.append(
-            InboxLine(
-                thread=thread,
-                member=member,
-                href=link(thread.id),
-                avatar=avatar(member.email, member.name),
-                created=thread.created_at.isoformat(),
-                age=time_ago(thread.created_at, now),
-                full_time=full_time(thread.created_at),
-                excerpt=truncate(thread.message, EXCERPT_LENGTH, killwords=True),
-                # Every chip is markup already: joined as text, not escaped again one by one.
-                chips=Markup("".join([chips[tag.id] for tag in row.tags])),
-                assignee_left=thread.assignee_id is not None and thread.assignee_id not in agent_ids,
-            )
+                chip_key = (tag.id, tag.name, tag.color)
+                chips[tag.id] = tag_chips.get(chip_key) or tag_chips.keep(chip_key, _tag_chip()(tag))
+        assignee = None if thread.assignee is None else thread.assignee.name
+        key = (
+            link(thread.id),
+            member.name,
+            member.email,
+            thread.created_at,
+            time_ago(thread.created_at, now),
+            truncate(thread.message, EXCERPT_LENGTH, killwords=True),
+            thread.sentiment,
+            thread.nps,
+            thread.first_reply_time is not None,
+            assignee,
+            thread.assignee_id is not None and thread.assignee_id not in agent_ids,
+            # Every chip is markup already: joined as text, not escaped again one by one.
+            Markup("".join([chips[tag.id] for tag in row.tags])),
         )
-    return lines
+        found = rows.get(key)
+        if found is None:
+            href, name, email, created_at, age, excerpt, sentiment, nps, replied, _, left, chips_shown = key
+            line = InboxLine(
+                thread.id,
+                href,
+                avatar_src(email, name),
+                name,
+                email,
+                created_at.isoformat(),
+                age,
+                full_time(created_at),
+                excerpt,
+                sentiment,
+                nps,
+                replied,
+                assignee,
+                left,
+                chips_shown,
+            )
+            found = rows.keep(key, _inbox_row()(line))
+        drawn.append(found)
+    return Markup("".join(drawn))
+
+
+def _inbox_row() -> Callable[[InboxLine], Markup]:
+    return template_macro("partials/inbox/rows.html", "inbox_row")
+
+
+def _tag_chip() -> Callable[..., Markup]:
+    return template_macro("partials/threads/tag-chip.html", "tag_chip")
 
 
 async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
@@ -139,11 +180,12 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
     current = inbox_filters(request.args)
     current.pop("before", None)
     agents = await assignment.agents(application)
-    lines = inbox_lines(application, page, inbox_filters(request.args), {agent.id for agent in agents})
+    rows = inbox_rows(application, page, inbox_filters(request.args), {agent.id for agent in agents})
     return {
         **HELPERS,
         "application": application,
-        "lines": lines,
+        "rows": rows,
+        "shown": len(page.rows),
         "filters": filters,
         "current": current,
         "sentiments": SENTIMENTS,
@@ -158,7 +200,7 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
         "bulk_url": url_for(
             "views.inbox.bulk_threads", application_id=application.id, **inbox_filters(request.args)
         ),
-        "matching": await _matching(application, filters, page, len(lines)),
+        "matching": await _matching(application, filters, page, len(page.rows)),
         "agents": agents,
         "section": "inbox",
         "logo_url": logo_path(application),
@@ -212,8 +254,7 @@ async def newer_threads(application_id: int) -> ResponseReturnValue:
     current = inbox_filters(request.args)
     current.pop("before", None)
     agent_ids = {agent.id for agent in await assignment.agents(application)}
-    lines = inbox_lines(application, page, current, agent_ids)
-    return await render_template("partials/inbox/rows.html", lines=lines)
+    return inbox_rows(application, page, current, agent_ids)
 
 
 @blueprint.get("/applications/<id:application_id>/tags/search")

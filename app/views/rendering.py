@@ -23,7 +23,7 @@ from quart import Quart, current_app, request
 TEMPLATE_CACHE_SIZE = 400
 
 
-def _plain_environment(app: Quart) -> Environment:
+def plain_environment(app: Quart) -> Environment:
     """The app's Jinja environment without async mode, made once; its own cache, so that it never
     holds a template compiled for the async environment."""
     environment = app.extensions.get("plain_jinja")
@@ -50,13 +50,13 @@ async def render_template(template_name: str, **context: Any) -> str:
     """Quart's ``render_template`` (context processors included), rendered plainly."""
     app: Quart = current_app._get_current_object()  # type: ignore[attr-defined]  # LocalProxy's
     await app.update_template_context(context)
-    return _plain_environment(app).get_template(template_name).render(context)
+    return plain_environment(app).get_template(template_name).render(context)
 
 
 def template_macro(template_name: str, macro: str) -> Callable[..., Markup]:
     """A macro of a template, to call from Python (rendered plainly, like the pages)."""
     app: Quart = current_app._get_current_object()  # type: ignore[attr-defined]  # LocalProxy's
-    found: Callable[..., Markup] = getattr(_plain_environment(app).get_template(template_name).module, macro)
+    found: Callable[..., Markup] = getattr(plain_environment(app).get_template(template_name).module, macro)
     return found
 
 
@@ -64,7 +64,7 @@ def truncator() -> Callable[..., str]:
     """Jinja's ``truncate`` filter, to call from Python with the templates' environment (its
     leeway policy), so that text cut before rendering is cut as a template would cut it."""
     app: Quart = current_app._get_current_object()  # type: ignore[attr-defined]  # LocalProxy's
-    return functools.partial(do_truncate, _plain_environment(app))
+    return functools.partial(do_truncate, plain_environment(app))
 
 
 def mailto_url(address: str) -> str:

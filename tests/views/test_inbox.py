@@ -8,7 +8,8 @@ import pytest
 
 from app.models import Feedback
 from app.services import search
-from app.services.feedback import set_archived
+from app.services.feedback import assign, set_archived, set_sentiment
+from app.services.tags import add_tag_to_thread
 from tests.factories import make_application, make_reply, make_thread, make_user, sign_in
 
 XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -117,6 +118,51 @@ async def test_inbox_row_markup_is_the_same_in_the_page_and_in_a_live_inbox_frag
 
     assert len(page_rows) == 2 and f'id="thread-{newest.id}"' in page_rows[0]
     assert fragment_rows == page_rows
+
+
+async def _correct_sentiment(agent, application, thread):
+    await set_sentiment(application, thread, "negative")
+    return "badge--negative"
+
+
+async def _assign_to_self(agent, application, thread):
+    await assign(agent, application, thread, agent.id)
+    return f"→ {agent.name}"
+
+
+async def _tag(agent, application, thread):
+    await add_tag_to_thread(application, thread, "billing")
+    return "billing</span>"
+
+
+async def _reply(agent, application, thread):
+    await make_reply(agent, application, thread)
+    return '<span class="replied">'
+
+
+@pytest.mark.parametrize("change", [_correct_sentiment, _assign_to_self, _tag, _reply])
+async def test_inbox_row_drawn_before_shows_a_later_change_of_its_thread(
+    signed_in, agent, application, change
+):
+    thread = await make_thread(application, message="Slow export", sentiment="positive")
+    await page(signed_in, inbox(application))  # the row is drawn, and kept
+
+    shown = await change(agent, application, thread)
+    body = await page(signed_in, inbox(application))
+
+    row = re.findall(r'<li class="thread-row".*?</li>', body, re.S)[0]
+    assert shown in row
+
+
+async def test_inbox_row_shows_a_renamed_sender_after_it_was_drawn(signed_in, application):
+    thread = await make_thread(application, email="ana@example.org", name="Ana", message="Hello there")
+    assert '<strong class="thread-row__name">Ana</strong>' in await page(signed_in, inbox(application))
+
+    await make_thread(application, email="ana@example.org", name="Ana Lima", message="Hello again")
+    body = await page(signed_in, inbox(application))
+
+    rows = re.findall(r'<li class="thread-row".*?</li>', body, re.S)
+    assert len(rows) == 2 and all("Ana Lima" in row for row in rows), thread.id
 
 
 async def test_inbox_marks_threads_without_a_reply(signed_in, application):
