@@ -14,7 +14,7 @@ from werkzeug.exceptions import NotFound as RouteNotFound
 from app.config import Settings
 from app.errors import NotFound
 from app.views import docs
-from app.views.addresses import fixed_address
+from app.views.addresses import address
 from app.views.assets import Assets, build_blueprint
 from app.views.rendering import mailto_url, render_template
 from app.views.security import (
@@ -97,7 +97,7 @@ def register_views(app: Quart, settings: Settings) -> None:
     async def page_globals() -> dict[str, object]:
         return {
             "asset": assets.url,
-            "address": fixed_address,
+            "address": address,
             "csrf_token": csrf_token,
             "agent": await load_agent()
             if request.blueprint and request.blueprint.startswith("views")

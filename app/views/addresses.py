@@ -92,8 +92,11 @@ class IdLinks:
         return lambda value: f"{head}{int(value)}{tail}"
 
 
-def fixed_address(endpoint: str) -> str:
-    """``url_for(endpoint)`` for an endpoint without arguments (the top bar's links, on every
-    page), built once per app and root path."""
-    pattern = IdLinks({}).pattern(endpoint, ())
-    return url_for(endpoint) if pattern is None else pattern.format_map({})
+def address(endpoint: str, **ids: Any) -> str:
+    """``url_for(endpoint, **ids)`` for a link whose arguments are all ids of its path (the top
+    bar's links, an application's tabs: on every page), from the endpoint's pattern, built once
+    per app and root path; anything else is ``url_for``'s."""
+    pattern = IdLinks({}).pattern(endpoint, tuple(ids))
+    if pattern is None or any(type(value) is not int for value in ids.values()):
+        return url_for(endpoint, **ids)
+    return pattern.format_map(ids)

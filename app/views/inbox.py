@@ -34,7 +34,7 @@ from app.services.tags import search_tags as find_tags
 from app.services.thread_filters import UNASSIGNED
 from app.services.validation import parse_int, valid_id
 from app.shared_reads import reads_on_one_connection
-from app.views.addresses import IdLinks
+from app.views.addresses import IdLinks, address
 from app.views.fragments import fragments
 from app.views.rendering import is_htmx, render_template, template_macro, truncator
 from app.views.security import agent_required, current_agent
@@ -69,7 +69,7 @@ def _filters() -> InboxFilters:
 def inbox_url(application: ApplicationRow, **filters: object) -> str:
     """The inbox with the given filters; empty ones are left out of the address."""
     given: dict[str, Any] = {key: value for key, value in filters.items() if value}
-    return url_for("views.inbox.list_threads", application_id=application.id, **given)
+    return address("views.inbox.list_threads", application_id=application.id, **given)
 
 
 class InboxLine(NamedTuple):
@@ -137,8 +137,7 @@ def inbox_rows(
             thread.first_reply_time is not None,
             assignee,
             thread.assignee_id is not None and thread.assignee_id not in agent_ids,
-            # Every chip is markup already: joined as text, not escaped again one by one.
-            Markup("".join([chips[tag.id] for tag in row.tags])),
+            tuple([chips[tag.id] for tag in row.tags]),
         )
         found = rows.get(key)
         if found is None:
@@ -158,7 +157,8 @@ def inbox_rows(
                 replied,
                 assignee,
                 left,
-                chips_shown,
+                # Every chip is markup already: joined as text, not escaped again one by one.
+                Markup("".join(chips_shown)),
             )
             found = rows.keep(key, _inbox_row()(line))
         drawn.append(found)
@@ -196,8 +196,8 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
             filters["sentiment"] or filters["tag"] or filters["query"] or current.get("assignee")
         ),
         "inbox_url": lambda **changes: inbox_url(application, **{**current, **changes}),
-        "export_url": url_for("views.inbox.export_threads", application_id=application.id, **current),
-        "bulk_url": url_for(
+        "export_url": address("views.inbox.export_threads", application_id=application.id, **current),
+        "bulk_url": address(
             "views.inbox.bulk_threads", application_id=application.id, **inbox_filters(request.args)
         ),
         "matching": await _matching(application, filters, page, len(page.rows)),
@@ -206,10 +206,10 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
         "logo_url": logo_path(application),
         # The first page of a filter is live (an older page is not): where it asks for the
         # threads newer than those it shows, and for the whole results when it shows none.
-        "live_url": url_for("views.live.inbox_events", application_id=application.id),
+        "live_url": address("views.live.inbox_events", application_id=application.id),
         "newer_url": None
         if filters["before"]
-        else url_for("views.inbox.newer_threads", application_id=application.id, **current),
+        else address("views.inbox.newer_threads", application_id=application.id, **current),
         "results_url": inbox_url(application, **current),
     }
 

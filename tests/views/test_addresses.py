@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from quart import url_for
 
-from app.views.addresses import IdLinks, fixed_address
+from app.views.addresses import IdLinks, address
 
 FILTERS = {"status": "archived", "q": "refund & 50% off?", "tag": "été #1", "assignee": "mine"}
 THREAD_ACTIONS = (
@@ -82,4 +82,18 @@ async def test_links_by_id_with_the_stand_in_in_the_query_are_still_right(app):
 async def test_top_bar_addresses_are_url_for_addresses(app):
     async with app.test_request_context("/app", root_path="/under"):
         for endpoint in ("views.home", "views.account.show_account", "docs.api_reference"):
-            assert fixed_address(endpoint) == fixed_address(endpoint) == url_for(endpoint)
+            assert address(endpoint) == address(endpoint) == url_for(endpoint)
+
+
+async def test_an_applications_tabs_are_url_for_addresses(app):
+    async with app.test_request_context("/app", root_path="/under"):
+        for endpoint in ("views.inbox.list_threads", "views.stats.show_stats", "views.demo.show_demo"):
+            assert address(endpoint, application_id=7) == address(endpoint, application_id=7)
+            assert address(endpoint, application_id=7) == url_for(endpoint, application_id=7)
+
+
+async def test_an_address_with_an_argument_that_is_not_an_id_is_url_fors(app):
+    async with app.test_request_context("/app"):
+        assert address("views.inbox.list_threads", application_id=7, status="archived") == url_for(
+            "views.inbox.list_threads", application_id=7, status="archived"
+        )
