@@ -325,6 +325,8 @@ def read_moment(value: Any) -> datetime:
         # (its offset computed and compared) took five times as long
         return value
     moment: datetime = datetime.fromisoformat(value) if isinstance(value, str) else value
+    if moment.tzinfo is UTC:  # SQLite's text as Earful writes it (``+00:00``): the same singleton
+        return moment
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     return moment if moment.utcoffset() == UTC.utcoffset(None) else moment.astimezone(UTC)

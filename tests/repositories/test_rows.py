@@ -144,6 +144,7 @@ async def test_a_read_inside_a_transaction_sees_its_writes(db: str) -> None:
     "stored",
     [
         "2026-11-29 13:05:27.792615+00:00",  # SQLite's text
+        "2026-11-29 14:05:27.792615+01:00",  # text written by another tool
         datetime(2026, 11, 29, 13, 5, 27, 792615, tzinfo=UTC),  # asyncpg's timestamptz
         datetime(2026, 11, 29, 14, 5, 27, 792615, tzinfo=timezone(timedelta(hours=1))),
         datetime(2026, 11, 29, 13, 5, 27, 792615),  # naive: UTC by convention
