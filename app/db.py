@@ -24,6 +24,7 @@ from tortoise.migrations.api.migrate import migrate
 from tortoise.transactions import in_transaction
 
 from app.private_files import create_private_file
+from app.quick_reads import QuickReader
 from app.search_db import AttachesSearch, close_search_database, open_search_database, search_file
 from app.writer_queue import WriterQueue
 
@@ -126,6 +127,7 @@ def migration_names() -> frozenset[str]:
 # there, every in_transaction() would have to name its own. PostgreSQL's pool and in-memory
 # databases need none.
 _reader: dict[str, BaseDBAsyncClient] = {}
+_quick: dict[str, QuickReader] = {}
 
 # The dialect of the database open_database opened: repositories ask for it on every statement,
 # and Tortoise's connection lookup walks its context each time.
@@ -147,7 +149,14 @@ async def open_database(database_url: str) -> None:
         reader = AttachesSearch(connection_name="reader", **expand_db_url(database_url)["credentials"])
         await reader.create_connection(with_db=True)
         _reader["sqlite"] = reader
+        _quick["sqlite"] = QuickReader(reader.filename)
         await open_search_database(database_url)
+
+
+def quick_reader() -> QuickReader | None:
+    """The connection that answers short reads on the loop's thread (app.quick_reads), on a
+    SQLite file."""
+    return _quick.get("sqlite")
 
 
 def reading_connection() -> BaseDBAsyncClient:
@@ -161,6 +170,9 @@ async def close_database() -> None:
     """Close the ORM's connections of this process, the reading connection and the indexer's."""
     _opened.pop("dialect", None)
     await close_search_database()
+    quick = _quick.pop("sqlite", None)
+    if quick is not None:
+        quick.close()
     reader = _reader.pop("sqlite", None)
     if reader is not None:
         await reader.close()

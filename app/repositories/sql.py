@@ -30,7 +30,7 @@ import orjson
 from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
 
-from app.db import opened_dialect, reading_connection
+from app.db import opened_dialect, quick_reader, reading_connection
 from app.db_clients import WriteOutsideTransaction, check_not_a_write
 from app.shared_reads import shared_connection
 
@@ -99,6 +99,13 @@ async def select(template: str, values: Sequence[object] = ()) -> list[Row]:
             statement = _statement(template, len(values), client)
             check_not_a_write(statement)
             return await shared.fetch(statement, values)
+        quick = quick_reader()
+        if quick is not None:
+            statement = _statement(template, len(values), client)
+            check_not_a_write(statement)
+            rows = quick.fetch(statement, values)
+            if rows is not None:
+                return rows
         client = reading_connection()
     return await select_on(client, template, values)
 
