@@ -4,7 +4,8 @@ Only repositories import this module. A template is written once for both databa
 ``{}`` become ``?`` on SQLite and ``$1, $2 ...`` on PostgreSQL, in order. Where the two
 databases need different SQL, the repository branches on :func:`postgres`, and nowhere else.
 
-- :func:`select` and :func:`select_one` read. Outside a transaction on a SQLite file they go to
+- :func:`select` and :func:`select_one` read. Outside a transaction on a SQLite file they run
+  first on the event loop's thread within a budget of steps (app.quick_reads), and otherwise on
   the worker's reading connection (see :func:`app.db.open_database`), so a page never waits
   behind the worker's write transactions; on PostgreSQL, in a view that shares one connection
   for its reads (app.shared_reads), to that connection.
