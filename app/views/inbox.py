@@ -108,7 +108,7 @@ def inbox_rows(
     ``agent_ids`` (left the organization) is marked.
 
     Each row is rendered once per worker and kept (app.views.fragments), keyed by what it is
-    made from: the link, the sender, the moment and age, the excerpt, the state and the tags'
+    made from: the thread and its link, the sender, the moment and age, the excerpt, the state and the tags'
     chips (the avatar and the times shown follow from the sender and the moment); likewise
     each tag's chip, by the tag's name and colour."""
     link = thread_links(application, query)
@@ -126,6 +126,7 @@ def inbox_rows(
                 chips[tag.id] = tag_chips.get(chip_key) or tag_chips.keep(chip_key, _tag_chip()(tag))
         assignee = None if thread.assignee is None else thread.assignee.name
         key = (
+            thread.id,
             link(thread.id),
             member.name,
             member.email,
@@ -141,7 +142,9 @@ def inbox_rows(
         )
         found = rows.get(key)
         if found is None:
-            href, name, email, created_at, age, excerpt, sentiment, nps, replied, _, left, chips_shown = key
+            _, href, name, email, created_at, age, excerpt, sentiment, nps, replied, _, left, chips_shown = (
+                key
+            )
             line = InboxLine(
                 thread.id,
                 href,
