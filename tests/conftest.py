@@ -147,12 +147,10 @@ async def empty_database() -> None:
     for tables this small; ids keep counting, so tests never assume them."""
 
     client = connections.get("default")
-    sqlite = client.capabilities.dialect == "sqlite"
-    _, analyzed = (
-        await client.execute_query("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")
-        if sqlite
-        else (0, [])
-    )
+    analyzed = False
+    if client.capabilities.dialect == "sqlite":
+        _, found = await client.execute_query("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")
+        analyzed = bool(found)
 
     @transactional
     async def delete_every_row() -> None:

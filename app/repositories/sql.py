@@ -95,17 +95,13 @@ async def select(template: str, values: Sequence[object] = ()) -> list[Row]:
     one: app.shared_reads)."""
     client = connections.get("default")  # looked up once: each lookup walks Tortoise's context
     if not isinstance(client, TransactionalDBClient):
-        shared = shared_connection()
-        if shared is not None:
+        shared, quick = shared_connection(), quick_reader()
+        if shared is not None or quick is not None:
             statement = _statement(template, len(values), client)
             check_not_a_write(statement)
-            return await shared.fetch(statement, values)
-        quick = quick_reader()
-        if quick is not None:
-            statement = _statement(template, len(values), client)
-            check_not_a_write(statement)
-            rows = quick.fetch(statement, values)
-            if rows is not None:
+            if shared is not None:
+                return await shared.fetch(statement, values)
+            if quick is not None and (rows := quick.fetch(statement, values)) is not None:
                 return rows
         client = reading_connection()
     return await select_on(client, template, values)

@@ -73,18 +73,18 @@ def inbox_url(application: ApplicationRow, **filters: object) -> str:
 
 
 class InboxLine(NamedTuple):
-    """A row of the inbox page with every value its markup shows (partials/inbox/rows.html),
-    computed here: each call a template makes costs more than the same call from Python."""
+    """A row of the inbox page: every value its markup is made from (partials/inbox/rows.html),
+    computed here, since each call a template makes costs more than the same call from Python.
+    It is also the key under which the row's markup is kept (app.views.fragments); what follows
+    from these values (the avatar, the times shown, the chips joined) is worked out only when
+    the row is drawn."""
 
     id: int
     href: str
-    avatar: str
     name: str
     email: str
-    created: str
-    """When the thread was created, in ISO 8601 (the ``datetime`` of its ``<time>``)."""
+    created_at: datetime
     age: str
-    full_time: str
     excerpt: str
     """The start of the message: Jinja's ``truncate`` filter, at 220 characters."""
     sentiment: str
@@ -93,7 +93,7 @@ class InboxLine(NamedTuple):
     assignee: str | None
     """The assignee's name; None when nobody is assigned."""
     assignee_left: bool
-    chips: Markup
+    chips: tuple[Markup, ...]
 
 
 def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable[[int], str]:
@@ -107,10 +107,8 @@ def inbox_rows(
     """The rows of a page as the inbox shows them. An assignee who is no longer among
     ``agent_ids`` (left the organization) is marked.
 
-    Each row is rendered once per worker and kept (app.views.fragments), keyed by what it is
-    made from: the thread and its link, the sender, the moment and age, the excerpt, the state and the tags'
-    chips (the avatar and the times shown follow from the sender and the moment); likewise
-    each tag's chip, by the tag's name and colour."""
+    Each row is rendered once per worker and kept (app.views.fragments), keyed by its
+    :class:`InboxLine`; likewise each tag's chip, by the tag's name and colour."""
     link = thread_links(application, query)
     rows = fragments("inbox rows")
     tag_chips = fragments("tag chips")
@@ -124,8 +122,7 @@ def inbox_rows(
             if tag.id not in chips:
                 chip_key = (tag.id, tag.name, tag.color)
                 chips[tag.id] = tag_chips.get(chip_key) or tag_chips.keep(chip_key, _tag_chip()(tag))
-        assignee = None if thread.assignee is None else thread.assignee.name
-        key = (
+        line = InboxLine(
             thread.id,
             link(thread.id),
             member.name,
@@ -136,40 +133,27 @@ def inbox_rows(
             thread.sentiment,
             thread.nps,
             thread.first_reply_time is not None,
-            assignee,
+            None if thread.assignee is None else thread.assignee.name,
             thread.assignee_id is not None and thread.assignee_id not in agent_ids,
             tuple([chips[tag.id] for tag in row.tags]),
         )
-        found = rows.get(key)
+        found = rows.get(line)
         if found is None:
-            _, href, name, email, created_at, age, excerpt, sentiment, nps, replied, _, left, chips_shown = (
-                key
-            )
-            line = InboxLine(
-                thread.id,
-                href,
-                avatar_src(email, name),
-                name,
-                email,
-                created_at.isoformat(),
-                age,
-                full_time(created_at),
-                excerpt,
-                sentiment,
-                nps,
-                replied,
-                assignee,
-                left,
-                # Every chip is markup already: joined as text, not escaped again one by one.
-                Markup("".join(chips_shown)),
-            )
-            found = rows.keep(key, _inbox_row()(line))
+            found = rows.keep(line, _draw_row(line))
         drawn.append(found)
     return Markup("".join(drawn))
 
 
-def _inbox_row() -> Callable[[InboxLine], Markup]:
-    return template_macro("partials/inbox/rows.html", "inbox_row")
+def _draw_row(line: InboxLine) -> Markup:
+    draw = template_macro("partials/inbox/rows.html", "inbox_row")
+    return draw(
+        line,
+        avatar=avatar_src(line.email, line.name),
+        created=line.created_at.isoformat(),
+        full_time=full_time(line.created_at),
+        # Every chip is markup already: joined as text, not escaped again one by one.
+        chips=Markup("".join(line.chips)),
+    )
 
 
 def _tag_chip() -> Callable[..., Markup]:
