@@ -169,6 +169,56 @@ async def test_upgrade_builds_every_table_on_an_empty_database(empty_database):
     assert set(schema["tables"]) == model_tables() | {RECORDER_TABLE} | search_tables(empty_database)
 
 
+def declared_indexes() -> set[tuple[str, tuple[str, ...]]]:
+    """Every index a model declares (its ``indexes`` and ``unique_together``), as its table
+    and columns."""
+    declared = set()
+    for name in models.__all__:
+        model = getattr(models, name)
+        if isinstance(model, type) and issubclass(model, Model):
+            for columns in (*model._meta.indexes, *model._meta.unique_together):
+                declared.add((model._meta.db_table, tuple(columns)))
+    return declared
+
+
+async def indexed_columns(database_url: str) -> set[tuple[str, tuple[str, ...]]]:
+    """The columns of every index of a migrated database, by table (expression indexes left out)."""
+    if database_url.startswith("sqlite://"):
+        connection = sqlite3.connect(database_url.removeprefix("sqlite://").split("?", 1)[0])
+        try:
+            found = set()
+            for (table,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+                for index in connection.execute(f"PRAGMA index_list('{table}')").fetchall():
+                    names = [row[2] for row in connection.execute(f"PRAGMA index_info('{index[1]}')")]
+                    found.add((table, tuple(names)))
+            return found
+        finally:
+            connection.close()
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        rows = await connection.fetch(
+            "SELECT t.relname AS table_name, array_agg(a.attname ORDER BY k.position) AS names "
+            "FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+            "JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = 'public' "
+            "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position) "
+            "JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum "
+            "GROUP BY i.indexrelid, t.relname"
+        )
+    finally:
+        await connection.close()
+    return {(row["table_name"], tuple(row["names"])) for row in rows}
+
+
+async def test_upgrade_builds_every_index_the_models_declare(empty_database):
+    """SQLite rebuilds a table to change a column, and migration 0015 rebuilt the outbox's
+    without its indexes (0022 puts them back)."""
+    await upgrade(empty_database)
+
+    missing = declared_indexes() - await indexed_columns(empty_database)
+
+    assert missing == set(), missing
+
+
 async def test_upgrade_records_every_migration(empty_database):
     await upgrade(empty_database)
 

@@ -267,10 +267,11 @@ class OutboundEmail(Model):
 
     class Meta:
         table = "outbound_emails"
-        # reply_id: deleting a reply (with its thread) finds its e-mails without a scan.
+        # feedback_id: a thread's e-mails (the thread page's statuses, the thread's deletion);
+        # reply_id: deleting a reply finds its e-mails without a scan;
         # (to_address, kind, created_at): at most one receipt per address and hour.
+        # The due e-mails have a partial index of their own (migration 0021).
         indexes = (
-            ("status", "next_attempt_at"),
             ("feedback_id",),
             ("reply_id",),
             ("user_id",),
