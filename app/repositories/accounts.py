@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -202,9 +203,14 @@ async def end_sessions(user_id: int) -> None:
     await change("UPDATE users SET session_version = session_version + 1 WHERE id = {}", [user_id])
 
 
-async def plan_of_user(user_id: int) -> str | None:
-    row = await select_one("SELECT plan FROM users WHERE id = {}", [user_id])
-    return None if row is None else str(row["plan"])
+def plan_of_user_query(user_id: int) -> tuple[str, list[object]]:
+    """The statement that reads a user's plan; :func:`plan_of_rows` reads its one row or none."""
+    return "SELECT plan FROM users WHERE id = {}", [user_id]
+
+
+def plan_of_rows(rows: Sequence[Row]) -> str | None:
+    """The plan a plan's statement found, or None when it found no row."""
+    return str(rows[0]["plan"]) if rows else None
 
 
 async def set_user_plan(email: str, plan: str) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.models import PLATFORMS
-from app.repositories.accounts import USER_COLUMNS, UserRow, user_of
+from app.repositories.accounts import USER_COLUMNS, UserRow, plan_of_rows, plan_of_user_query, user_of
 from app.repositories.organizations import ORGANIZATION_COLUMNS, OrganizationRow, organization_of
 from app.repositories.sql import (
     Row,
@@ -185,14 +185,35 @@ _AGENT_IDS = (
 )
 
 
-async def agents_of_application(application_id: int) -> list[UserRow]:
-    """The agents of an application (its creator and its organization's members), by name."""
-    rows = await select(
+def agents_of_application_query(application_id: int) -> tuple[str, list[object]]:
+    """The statement of :func:`agents_of_application` (the thread page reads it with the
+    thread: app.repositories.thread_parts); :func:`~app.repositories.accounts.user_of` reads
+    its rows."""
+    return (
         f"SELECT {columns('u', USER_COLUMNS)} FROM users u WHERE u.id IN ({_AGENT_IDS}) "
         "ORDER BY u.name, u.id",
         [application_id, application_id],
     )
-    return [user_of(row) for row in rows]
+
+
+async def agents_of_application(application_id: int) -> list[UserRow]:
+    """The agents of an application (its creator and its organization's members), by name."""
+    return [user_of(row) for row in await select(*agents_of_application_query(application_id))]
+
+
+def plan_of_application_query(organization_id: int | None, owner_id: int) -> tuple[str, list[object]]:
+    """The statement of :func:`plan_of_application` (the thread page reads it with the thread:
+    app.repositories.thread_parts); :func:`~app.repositories.accounts.plan_of_rows` reads its
+    rows."""
+    if organization_id is not None:
+        return "SELECT plan FROM organizations WHERE id = {}", [organization_id]
+    return plan_of_user_query(owner_id)
+
+
+async def plan_of_application(organization_id: int | None, owner_id: int) -> str | None:
+    """The plan an application is on: its organization's, else its owner's (None when that
+    organization or user is gone)."""
+    return plan_of_rows(await select(*plan_of_application_query(organization_id, owner_id)))
 
 
 async def agent_of_application(application_id: int, user_id: int) -> UserRow | None:

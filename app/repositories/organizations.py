@@ -204,10 +204,5 @@ async def counts_by_organization(
     return {row["organization_id"]: int(row["total"]) for row in rows}
 
 
-async def plan_of_organization(organization_id: int) -> str | None:
-    row = await select_one("SELECT plan FROM organizations WHERE id = {}", [organization_id])
-    return None if row is None else str(row["plan"])
-
-
 async def set_organization_plan(organization_id: int, plan: str) -> bool:
     return await change("UPDATE organizations SET plan = {} WHERE id = {}", [plan, organization_id]) > 0

@@ -175,6 +175,22 @@ async def statuses_of_replies(reply_ids: Sequence[int]) -> dict[int, str]:
     rows = await select(
         f"SELECT reply_id, status FROM outbound_emails WHERE {of_replies} ORDER BY id", values
     )
+    return statuses_of_rows(rows)
+
+
+def statuses_of_thread_query(feedback_id: int) -> tuple[str, list[object]]:
+    """The outbox status of each e-mailed reply of a thread, found by the thread (the thread
+    page reads it with the thread: app.repositories.thread_parts); :func:`statuses_of_rows`
+    reads its rows. A reply's e-mail carries its thread too (:func:`queue_email`)."""
+    return (
+        "SELECT o.reply_id, o.status FROM outbound_emails o "
+        "WHERE o.feedback_id = {} AND o.reply_id IS NOT NULL ORDER BY o.id",
+        [feedback_id],
+    )
+
+
+def statuses_of_rows(rows: Sequence[Row]) -> dict[int, str]:
+    """Each reply's outbox status, from rows of reply ids and statuses."""
     return {row["reply_id"]: row["status"] for row in rows}
 
 

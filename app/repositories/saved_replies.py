@@ -66,15 +66,21 @@ async def saved_replies_of_organization(organization_id: int) -> list[SavedReply
     return [saved_reply_of(row) for row in rows]
 
 
-async def saved_replies_for(application_id: int, organization_id: int | None) -> list[SavedReplyRow]:
-    """The saved replies offered in an application's reply box: its own and, when it belongs to
-    one, its organization's; by title, in one statement."""
+def saved_replies_for_query(application_id: int, organization_id: int | None) -> tuple[str, list[object]]:
+    """The statement of :func:`saved_replies_for` (the thread page reads it with the thread:
+    app.repositories.thread_parts); :func:`saved_reply_of` reads its rows."""
     if organization_id is None:
-        return await saved_replies_of_application(application_id)
-    rows = await select(
+        return f"{SELECT_SAVED_REPLIES} WHERE s.application_id = {{}} {BY_TITLE}", [application_id]
+    return (
         f"{SELECT_SAVED_REPLIES} WHERE s.application_id = {{}} OR s.organization_id = {{}} {BY_TITLE}",
         [application_id, organization_id],
     )
+
+
+async def saved_replies_for(application_id: int, organization_id: int | None) -> list[SavedReplyRow]:
+    """The saved replies offered in an application's reply box: its own and, when it belongs to
+    one, its organization's; by title, in one statement."""
+    rows = await select(*saved_replies_for_query(application_id, organization_id))
     return [saved_reply_of(row) for row in rows]
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from app.repositories import attachments, replies, tags, threads
 from app.repositories.attachments import AttachmentRow, attachment_of
 from app.repositories.replies import ReplyRow, reply_of
-from app.repositories.sql import Row, postgres, select_together
+from app.repositories.sql import Row, postgres, select, select_together
 from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow, thread_of
 
@@ -47,13 +47,28 @@ async def thread_with_parts(application_id: int, feedback_id: int) -> tuple[Thre
     """One thread of an application with its sender, and its parts; None when the application
     has no such thread. On PostgreSQL in one statement: the parts of a thread of another
     application are read with it, then dropped unseen."""
+    found = await thread_with_parts_and(application_id, feedback_id, ())
+    return None if found is None else found[:2]
+
+
+async def thread_with_parts_and(
+    application_id: int, feedback_id: int, also: Sequence[tuple[str, Sequence[object]]]
+) -> tuple[ThreadRow, ThreadParts, list[list[Row]]] | None:
+    """:func:`thread_with_parts`, and the rows of the queries ``also`` (what a page shows
+    beside the thread: its agents, its plan...), in the same statement on PostgreSQL, where
+    each costs a round trip of its own otherwise; on SQLite in turn, once the thread is found.
+    None when the application has no such thread."""
     if not postgres():
         thread = await threads.thread_by_id(application_id, feedback_id)
-        return None if thread is None else (thread, await parts_of_threads([feedback_id]))
-    rows = await select_together(one_thread_queries(application_id, feedback_id))
+        if thread is None:
+            return None
+        parts = await parts_of_threads([feedback_id])
+        return thread, parts, [await select(template, values) for template, values in also]
+    rows = await select_together([*one_thread_queries(application_id, feedback_id), *also])
     if not rows[0]:
         return None
-    return thread_of(rows[0][0]), _parts_of_rows([feedback_id], True, rows[1:])
+    parts_end = len(rows) - len(also)
+    return thread_of(rows[0][0]), _parts_of_rows([feedback_id], True, rows[1:parts_end]), rows[parts_end:]
 
 
 def one_thread_queries(application_id: int, feedback_id: int) -> list[tuple[str, list[object]]]:

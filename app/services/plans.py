@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.db import transactional
 from app.errors import NotFound, ValidationError
 from app.models import PLANS
-from app.repositories import accounts, organizations
+from app.repositories import accounts, applications, organizations
 from app.repositories.applications import ApplicationRow
 
 PLANS_WITH_NOTES = frozenset({"team"})
@@ -13,16 +13,23 @@ PLANS_WITH_NOTES = frozenset({"team"})
 
 async def plan_of_application(application: ApplicationRow) -> str:
     """Return the application's plan: its organization's, else its owner's."""
-    if application.organization_id is not None:
-        plan = await organizations.plan_of_organization(application.organization_id)
-    else:
-        plan = await accounts.plan_of_user(application.owner_id)
+    plan = await applications.plan_of_application(application.organization_id, application.owner_id)
+    return plan_or_free(plan)
+
+
+def plan_or_free(plan: str | None) -> str:
+    """A plan found, or "free" when its organization or user is gone."""
     return plan or "free"
 
 
 async def includes_internal_notes(application: ApplicationRow) -> bool:
     """Tell whether the application's plan includes internal notes."""
-    return await plan_of_application(application) in PLANS_WITH_NOTES
+    return notes_included(await plan_of_application(application))
+
+
+def notes_included(plan: str) -> bool:
+    """Tell whether a plan includes internal notes."""
+    return plan in PLANS_WITH_NOTES
 
 
 def check_plan_name(plan: str) -> str:

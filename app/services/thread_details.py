@@ -42,9 +42,11 @@ async def load_thread_details(application_id: int, feedback_id: int) -> ThreadDe
     on PostgreSQL: app.repositories.thread_parts); None when the application has no such
     thread."""
     found = await thread_parts.thread_with_parts(application_id, feedback_id)
-    if found is None:
-        return None
-    thread, parts = found
+    return None if found is None else details_of(*found)
+
+
+def details_of(thread: ThreadRow, parts: thread_parts.ThreadParts) -> ThreadDetails:
+    """One thread with the parts read for it (by app.repositories.thread_parts)."""
     return _assembled([thread], parts, None)[0]
 
 

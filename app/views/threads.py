@@ -23,11 +23,11 @@ from app.services.applications import get_application
 from app.services.deletion import delete_thread as remove_thread
 from app.services.feedback import assign, get_thread, get_thread_details, set_archived, set_sentiment
 from app.services.mail.outbox import delivery_status_of_replies
-from app.services.plans import includes_internal_notes
 from app.services.replies import create_agent_reply
-from app.services.saved_replies import fill_for_thread, saved_replies_for
+from app.services.saved_replies import fill_for_thread
 from app.services.storage import storage_for
 from app.services.tags import add_tag_to_thread, remove_tag_from_thread
+from app.services.thread_page import load_thread_page
 from app.services.validation import parse_int, valid_id
 from app.shared_reads import reads_on_one_connection
 from app.views.addresses import IdLinks
@@ -59,9 +59,9 @@ async def _thread_context(
     tag_error: str | None = None,
 ) -> dict[str, object]:
     """Everything the thread page and its fragments show; used by GET and by failed POSTs."""
-    details = await get_thread_details(application, feedback_id)
+    page = await load_thread_page(application, feedback_id)
+    details, agents = page.details, page.agents
     filters = inbox_filters(request.args)
-    agents = await assignment.agents(application)
     assignee_id = details.thread.assignee_id
     # The thread's links, with the inbox's filters (views.addresses: url_for is a tenth of the page).
     link = IdLinks(filters, application_id=application.id, feedback_id=feedback_id)
@@ -72,13 +72,11 @@ async def _thread_context(
         "thread": details.thread,
         "member": details.thread.member,
         "properties": display_properties(details.thread.properties),
-        "deliveries": await delivery_status_of_replies(
-            [reply.id for reply in details.replies if reply.from_agent and reply.type == "reply"]
-        ),
+        "deliveries": page.deliveries,
         "email_sending": current_app.config["EARFUL"].smtp_url is not None,
-        "notes_allowed": await includes_internal_notes(application),
+        "notes_allowed": page.notes_allowed,
         "notes_reason": NOTES_REASON,
-        "saved_replies": await saved_replies_for(application),
+        "saved_replies": page.saved_replies,
         "reply_form": reply_form or ReplyForm(),
         "reply_error": reply_error,
         "tag_form": tag_form or TagForm(),

@@ -292,3 +292,17 @@ async def test_the_files_of_threads_and_of_their_replies_are_read_off_both_index
 
     assert "BitmapOr" in plan and "idx_attachments_reply_i_7e1226" in plan, plan
     assert "SubPlan" not in plan, plan
+
+
+async def test_the_e_mail_statuses_of_a_thread_are_read_off_the_e_mails_index_by_thread(backend):
+    """The thread page reads them by thread, off the e-mails' index by thread, in order: never
+    every e-mail ever queued."""
+    agent = await make_user()
+    application = await make_application(agent)
+    thread = await make_thread(application)
+    await make_reply(agent, application, thread)
+
+    plan = await _plan(_inline(*outbox.statuses_of_thread_query(thread.id)), backend)
+
+    assert "idx_outbound_em_feedbac" in plan, plan
+    assert "SCAN o" not in plan and "TEMP B-TREE" not in plan, plan
