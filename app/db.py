@@ -202,6 +202,7 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
     """
     nested = in_open_transaction()
     turn = nullcontext() if nested else writer_queue.turn()
+    _units_begun.set(_units_begun.get() + 1)  # in the caller's context: the unit runs in a task
 
     async def unit() -> T:
         if nested:
@@ -216,6 +217,16 @@ async def atomic(work: Callable[[], Awaitable[T]]) -> T:
         return result
 
     return await asyncio.shield(unit())
+
+
+# How many units the running task (a request) has begun, nested ones too (see units_begun).
+_units_begun: ContextVar[int] = ContextVar("earful_units_begun", default=0)
+
+
+def units_begun() -> int:
+    """How many transactions the running task has begun so far: a value it read before the
+    count moved may have been changed by its own writes since."""
+    return _units_begun.get()
 
 
 # What to do once the outermost transaction of the running task commits (see after_commit).

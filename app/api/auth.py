@@ -8,7 +8,7 @@ from typing import Any
 
 from quart import Response, g, request
 
-from app.api.common import text_response
+from app.api.common import path_id, text_response
 from app.repositories.accounts import UserRow
 from app.services.tokens import authenticate_token
 
@@ -29,7 +29,7 @@ def require_scope(scope: str) -> Callable[[Handler], Handler]:
             kind, _, raw = header.partition(" ")
             if kind.lower() != "bearer" or not raw.strip():
                 return unauthenticated()
-            token = await authenticate_token(raw.strip())
+            token = await authenticate_token(raw.strip(), _application_in_path())
             if token is None:
                 return unauthenticated()
             if scope not in token.scope_set:
@@ -40,6 +40,13 @@ def require_scope(scope: str) -> Callable[[Handler], Handler]:
         return checked
 
     return decorate
+
+
+def _application_in_path() -> int | None:
+    """The id of the application the request's path names, if it names one: the token's
+    statement reads it too (app.services.tokens.authenticate_token)."""
+    value = (request.view_args or {}).get("application_id")
+    return path_id(value) if isinstance(value, str) else None
 
 
 def current_user() -> UserRow:

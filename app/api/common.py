@@ -34,10 +34,16 @@ def json_response(payload: Any, status: int = 200) -> Response:
 
 def parse_id(value: str, missing: str, maximum: int = MAX_ID) -> int:
     """A path id; anything that is not one of ours is simply not found."""
-    number = parse_int(value) if value.isdigit() else None
-    if number is None or not valid_id(number, maximum):
+    number = path_id(value, maximum)
+    if number is None:
         raise NotFound(missing)
     return number
+
+
+def path_id(value: str, maximum: int = MAX_ID) -> int | None:
+    """A path id, or None when it is not one of ours."""
+    number = parse_int(value) if value.isdigit() else None
+    return number if number is not None and valid_id(number, maximum) else None
 
 
 def query_int(name: str, default: int) -> int:

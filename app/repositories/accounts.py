@@ -109,7 +109,7 @@ def agent_of_user(user: UserRow) -> AgentRow:
     return AgentRow(user.id, user.email, user.name)
 
 
-def _token_of(row: Row) -> TokenRow:
+def token_of(row: Row) -> TokenRow:
     return TokenRow(
         id=row["t.id"],
         user_id=row["t.user_id"],
@@ -239,7 +239,7 @@ async def live_token(token_hash: str) -> TokenRow | None:
     )
     if row is None:
         return None
-    token = _token_of(row)
+    token = token_of(row)
     token.user = user_of(row)
     return token
 
@@ -255,7 +255,7 @@ async def live_tokens_of(user_id: int) -> list[TokenRow]:
         "WHERE t.user_id = {} AND t.revoked_at IS NULL ORDER BY t.id DESC",
         [user_id],
     )
-    return [_token_of(row) for row in rows]
+    return [token_of(row) for row in rows]
 
 
 async def revoke_token(user_id: int, token_id: int, now: datetime) -> bool:

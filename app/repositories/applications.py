@@ -7,7 +7,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.models import PLATFORMS
-from app.repositories.accounts import USER_COLUMNS, UserRow, plan_of_rows, plan_of_user_query, user_of
+from app.repositories.accounts import (
+    TOKEN_COLUMNS,
+    USER_COLUMNS,
+    TokenRow,
+    UserRow,
+    plan_of_rows,
+    plan_of_user_query,
+    token_of,
+    user_of,
+)
 from app.repositories.organizations import ORGANIZATION_COLUMNS, OrganizationRow, organization_of
 from app.repositories.sql import (
     Row,
@@ -84,11 +93,21 @@ COUNTERS = frozenset(
     {"open_threads", "archived_threads", "reply_count", "first_reply_total", "first_reply_count"}
 )
 SELECT_APPLICATIONS = f"SELECT {columns('a', APPLICATION_COLUMNS)} FROM applications a"
-# Who sees an application (``a``): its owner and the members of its organization.
-VISIBLE = (
-    "(a.owner_id = {} OR a.organization_id IN "
-    "(SELECT m.organization_id FROM memberships m WHERE m.user_id = {}))"
-)
+
+
+def visible_to(user: str) -> str:
+    """The condition that the user ``user`` (an expression: a parameter, a column) sees the
+    application ``a``: its owner, and the members of its organization."""
+    return (
+        f"(a.owner_id = {user} OR a.organization_id IN "
+        f"(SELECT m.organization_id FROM memberships m WHERE m.user_id = {user}))"
+    )
+
+
+# Who sees an application, for a user id given twice as parameters.
+VISIBLE = visible_to("{}")
+# The application ``a`` of the id given as a parameter, joined when the user ``u`` sees it.
+_VISIBLE_APPLICATION_JOIN = f"LEFT JOIN applications a ON a.id = {{}} AND {visible_to('u.id')}"
 
 
 def application_of(row: Row) -> ApplicationRow:
@@ -145,6 +164,41 @@ async def visible_applications_with_organizations(user_id: int) -> list[Applicat
         application.organization = None if row["o.id"] is None else organization_of(row)
         found.append(application)
     return found
+
+
+async def live_token_and_application(
+    token_hash: str, application_id: int
+) -> tuple[TokenRow, ApplicationRow | None] | None:
+    """:func:`app.repositories.accounts.live_token`, and in the same statement the application
+    if the token's user sees it: an API request on an application reads both anyway, and on
+    PostgreSQL a statement is a round trip. None when there is no such live token."""
+    row = await select_one(
+        f"SELECT {columns('t', TOKEN_COLUMNS)}, {columns('u', USER_COLUMNS)}, "
+        f"{columns('a', APPLICATION_COLUMNS)} FROM access_tokens t JOIN users u ON u.id = t.user_id "
+        f"{_VISIBLE_APPLICATION_JOIN} WHERE t.token_hash = {{}} AND t.revoked_at IS NULL",
+        [application_id, token_hash],
+    )
+    if row is None:
+        return None
+    token = token_of(row)
+    token.user = user_of(row)
+    return token, None if row["a.id"] is None else application_of(row)
+
+
+async def user_in_session_and_application(
+    user_id: int, session_version: int, application_id: int
+) -> tuple[UserRow, ApplicationRow | None] | None:
+    """:func:`app.repositories.accounts.user_in_session`, and in the same statement the
+    application if that user sees it (a page of an application reads both). None when the
+    session's version is not the user's any more."""
+    row = await select_one(
+        f"SELECT {columns('u', USER_COLUMNS)}, {columns('a', APPLICATION_COLUMNS)} FROM users u "
+        f"{_VISIBLE_APPLICATION_JOIN} WHERE u.id = {{}} AND u.session_version = {{}}",
+        [application_id, user_id, session_version],
+    )
+    if row is None:
+        return None
+    return user_of(row), None if row["a.id"] is None else application_of(row)
 
 
 async def visible_application(user_id: int, application_id: int) -> ApplicationRow | None:

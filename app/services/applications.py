@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import UTC, datetime
 
-from app.db import transactional
+from app.db import transactional, units_begun
 from app.errors import Forbidden, NotFound, ValidationError
 from app.i18n import N_
 from app.models import PLATFORMS
@@ -32,9 +33,34 @@ async def list_applications(user: UserRow) -> list[ApplicationRow]:
     return await applications.visible_applications(user.id)
 
 
+# The application that the check of the request's caller read in the same statement
+# (app.services.tokens, app.services.users): its user's and its own id, what was found (None:
+# not one the user sees) and units_begun() then.
+_read_with_caller: ContextVar[tuple[int, int, ApplicationRow | None, int] | None] = ContextVar(
+    "earful_application_read_with_caller", default=None
+)
+
+
+def keep_read_with_caller(user_id: int, application_id: int, application: ApplicationRow | None) -> None:
+    """Keep the application that the caller's check found (or did not find) for ``user_id`` in
+    the same statement, for the running request's first :func:`get_application`: every request
+    on an application reads both, and on PostgreSQL each statement is a round trip."""
+    _read_with_caller.set((user_id, application_id, application, units_begun()))
+
+
 async def get_application(user: UserRow, application_id: int) -> ApplicationRow:
-    """One application the user may see; any other id is 'Invalid application'."""
-    application = await applications.visible_application(user.id, application_id)
+    """One application the user may see; any other id is 'Invalid application'.
+
+    The first call of a request takes what the caller's check read with it
+    (:func:`keep_read_with_caller`), unless the request has begun a transaction since, which
+    may have changed the application; every other call reads it again."""
+    kept = _read_with_caller.get()
+    if kept is not None:
+        _read_with_caller.set(None)
+    if kept is not None and kept[:2] == (user.id, application_id) and kept[3] == units_begun():
+        application = kept[2]
+    else:
+        application = await applications.visible_application(user.id, application_id)
     if application is None:
         raise NotFound("Invalid application")
     return application

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 from app.db import transactional
 from app.errors import NotFound, ValidationError
-from app.repositories import accounts
+from app.repositories import accounts, applications
 from app.repositories.accounts import TokenRow, UserRow
+from app.services.applications import keep_read_with_caller
 from app.services.security import random_token, sha256_hex
 
 SCOPES = ("read", "write")
@@ -45,14 +46,22 @@ async def _mark_used(token_id: int, now: datetime) -> None:
     await accounts.mark_token_used(token_id, now)
 
 
-async def authenticate_token(raw: str) -> TokenRow | None:
-    """Return the live token (with its user) for a raw bearer token, else None.
+async def authenticate_token(raw: str, application_id: int | None = None) -> TokenRow | None:
+    """Return the live token (with its user) for a raw bearer token, else None. With the
+    ``application_id`` of the request's path, that application is read in the same statement,
+    for the request's :func:`~app.services.applications.get_application`.
 
     ``last_used_at`` is written at most once a minute per token, so that reads stay reads.
     """
     if not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
         return None
-    token = await accounts.live_token(sha256_hex(raw))
+    if application_id is None:
+        token = await accounts.live_token(sha256_hex(raw))
+    else:
+        found = await applications.live_token_and_application(sha256_hex(raw), application_id)
+        token = None if found is None else found[0]
+        if found is not None:
+            keep_read_with_caller(found[0].user_id, application_id, found[1])
     if token is None:
         return None
     now = datetime.now(UTC)

@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 
 from app.db import transactional
 from app.errors import NotFound, ValidationError
-from app.repositories import accounts
+from app.repositories import accounts, applications
 from app.repositories.accounts import EmailTaken, UserRow
+from app.services.applications import keep_read_with_caller
 from app.services.plans import check_plan_name
 from app.services.security import hash_password, random_password, verify_password
 from app.services.validation import normalize_email
@@ -55,10 +56,21 @@ async def _insert_user(email: str, name: str, password_hash: str, plan: str) -> 
     return await accounts.insert_user(email, name, password_hash, datetime.now(UTC), plan)
 
 
-async def user_in_session(user_id: int, session_version: int) -> UserRow | None:
+async def user_in_session(
+    user_id: int, session_version: int, application_id: int | None = None
+) -> UserRow | None:
     """The user of a web session, while the session's version is still the user's (a sign-out
-    or a password change anywhere ends every session)."""
-    return await accounts.user_in_session(user_id, session_version)
+    or a password change anywhere ends every session). With the ``application_id`` of the page
+    asked for, that application is read in the same statement, for the page's
+    :func:`~app.services.applications.get_application`."""
+    if application_id is None:
+        return await accounts.user_in_session(user_id, session_version)
+    found = await applications.user_in_session_and_application(user_id, session_version, application_id)
+    if found is None:
+        return None
+    user, application = found
+    keep_read_with_caller(user.id, application_id, application)
+    return user
 
 
 async def get_user_by_email(email: str) -> UserRow:

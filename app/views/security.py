@@ -228,7 +228,10 @@ async def load_agent() -> UserRow | None:
     if not (user_id.isdigit() and version.isdigit() and _session_is_current(auth_id, now)):
         end_session()
         return None
-    found = await user_in_session(int(user_id), int(version))
+    application_id = (request.view_args or {}).get("application_id")  # an int: the <id:> converter
+    found = await user_in_session(
+        int(user_id), int(version), application_id if isinstance(application_id, int) else None
+    )
     if found is None:
         end_session()
         return None

@@ -82,3 +82,19 @@ async def test_posting_a_reply_runs_a_fixed_number_of_statements(api, queries, s
     # 12, the read of the application's webhook endpoints and, on PostgreSQL, the notification
     # that tells the open pages of the thread (app.services.live)
     assert counts[0] <= 14
+
+
+async def test_the_token_and_the_application_of_the_path_are_read_in_one_statement(
+    api, queries, settings, backend
+):
+    application, token = await _application_with_threads(2, settings)
+    path = f"/applications/{application.id}/feedback"
+    await api.get(path, token)  # the token's first use is written once
+
+    statements = await _statements_for(api, queries, path, token)
+
+    # the token with its user and the application, the page, its replies, files and tags
+    # (these three in one statement on PostgreSQL: app.repositories.thread_parts)
+    assert statements == (3 if backend == "postgres" else 5), queries.statements
+    [first] = [statement for statement in queries.statements if "FROM access_tokens" in statement]
+    assert "LEFT JOIN applications a" in first

@@ -166,3 +166,38 @@ async def test_capture_needs_one_of_the_keys(db, key):
 async def test_capture_of_an_unknown_application_says_the_given_message(db):
     with pytest.raises(NotFound, match="Application not found"):
         await applications.authenticate_capture(999_999, "key", "Application not found")
+
+
+async def test_an_application_read_with_the_caller_is_handed_over_once(db, queries):
+    user = await make_user()
+    application = await make_application(user)
+    applications.keep_read_with_caller(user.id, application.id, application)
+
+    queries.statements.clear()
+    assert await applications.get_application(user, application.id) == application
+    assert queries.count == 0
+    assert await applications.get_application(user, application.id) == application
+    assert queries.count == 1
+
+
+async def test_a_transaction_since_the_callers_read_makes_the_application_read_again(db, tmp_path: Path):
+    user = await make_user()
+    application = await make_application(user)
+    applications.keep_read_with_caller(user.id, application.id, application)
+
+    storage = LocalStorage(tmp_path)
+    await applications.update_application(user, application, {"name": "Renamed"}, None, storage)
+
+    assert (await applications.get_application(user, application.id)).name == "Renamed"
+
+
+async def test_an_application_read_for_another_caller_or_id_is_not_handed_over(db):
+    owner, other = await make_user(), await make_user()
+    mine, theirs = await make_application(owner), await make_application(other)
+    applications.keep_read_with_caller(owner.id, mine.id, mine)
+
+    with pytest.raises(NotFound):
+        await applications.get_application(owner, theirs.id)
+    applications.keep_read_with_caller(owner.id, mine.id, mine)
+    with pytest.raises(NotFound):
+        await applications.get_application(other, mine.id)

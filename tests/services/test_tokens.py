@@ -9,8 +9,9 @@ import pytest
 from app.db import atomic
 from app.errors import NotFound, ValidationError
 from app.models import AccessToken
+from app.services.applications import get_application
 from app.services.tokens import authenticate_token, create_token, list_tokens, revoke_token
-from tests.factories import make_user
+from tests.factories import make_application, make_user
 
 
 async def test_token_is_stored_as_its_digest(db):
@@ -84,3 +85,39 @@ async def test_last_use_is_written_at_most_once_a_minute(db):
     )
     await authenticate_token(raw)
     assert (await AccessToken.get(id=token.id)).last_used_at > first - timedelta(seconds=1)
+
+
+async def test_a_token_read_with_an_application_hands_it_to_the_requests_first_look_up(db, queries):
+    user = await make_user()
+    application = await make_application(user)
+    _, raw = await create_token(user, ["read"])
+    await authenticate_token(raw)  # its last use written: the next check only reads
+
+    queries.statements.clear()
+    token = await authenticate_token(raw, application.id)
+    found = await get_application(user, application.id)
+
+    assert token is not None and token.user == user
+    assert found == application
+    assert queries.count == 1, queries.statements
+
+
+async def test_an_application_the_tokens_user_does_not_see_is_not_handed_over(db):
+    owner, stranger = await make_user(), await make_user()
+    application = await make_application(owner)
+    _, raw = await create_token(stranger, ["read"])
+
+    token = await authenticate_token(raw, application.id)
+
+    assert token is not None and token.user == stranger
+    with pytest.raises(NotFound):
+        await get_application(stranger, application.id)
+
+
+async def test_a_revoked_token_reads_no_application(db):
+    user = await make_user()
+    application = await make_application(user)
+    token, raw = await create_token(user, ["read"])
+    await revoke_token(user, token.id)
+
+    assert await authenticate_token(raw, application.id) is None

@@ -7,6 +7,7 @@ import pytest
 
 from app.errors import NotFound, ValidationError
 from app.models import User
+from app.services.applications import get_application
 from app.services.users import (
     MAX_PASSWORD_LENGTH,
     authenticate_user,
@@ -15,7 +16,7 @@ from app.services.users import (
     get_user_by_email,
     user_in_session,
 )
-from tests.factories import make_user
+from tests.factories import make_application, make_organization, make_user
 
 
 async def test_password_is_stored_as_an_argon2id_hash(db):
@@ -88,3 +89,26 @@ async def test_a_session_is_the_users_only_while_its_version_is_current(db):
 
     assert await user_in_session(user.id, user.session_version) == user
     assert await user_in_session(user.id, user.session_version + 1) is None
+
+
+async def test_a_session_read_with_an_application_hands_it_to_the_pages_first_look_up(db, queries):
+    owner, member, stranger = await make_user(), await make_user(), await make_user()
+    organization = await make_organization(owner, member)
+    application = await make_application(owner, organization_id=organization.id)
+
+    queries.statements.clear()
+    found = await user_in_session(member.id, member.session_version, application.id)
+    seen = await get_application(member, application.id)
+
+    assert (found, seen) == (member, application)
+    assert queries.count == 1, queries.statements
+    assert await user_in_session(stranger.id, stranger.session_version, application.id) == stranger
+    with pytest.raises(NotFound):
+        await get_application(stranger, application.id)
+
+
+async def test_an_ended_session_reads_no_application(db):
+    user = await make_user()
+    application = await make_application(user)
+
+    assert await user_in_session(user.id, user.session_version + 1, application.id) is None

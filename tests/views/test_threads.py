@@ -467,3 +467,17 @@ async def test_reply_box_promises_email_when_the_server_sends_it(app, client, cs
     body = await page(client, url(thread))
 
     assert "The customer gets this by e-mail." in body
+
+
+async def test_thread_page_reads_the_agent_with_the_application_and_the_rest_with_the_thread(
+    client, csrf, agent, application, thread, backend, queries
+):
+    await make_reply(agent, application, thread)
+
+    queries.statements.clear()
+    await page(client, url(thread))
+
+    # The agent with the application, then the thread with everything the page shows
+    # (app.services.thread_page); SQLite reads the thread's eight parts in turn.
+    assert queries.count == (2 if backend == "postgres" else 9), queries.statements
+    assert "LEFT JOIN applications a" in queries.statements[0]
