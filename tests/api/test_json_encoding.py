@@ -14,6 +14,12 @@ def test_an_answer_is_compact_utf8_json() -> None:
     assert encoded == '{"message":"Très bien — 好","tags":["a"],"nps":null}'.encode()
 
 
+def test_keys_that_are_not_strings_are_written_as_strings() -> None:
+    encoded = encode_json({"counts": {7: 2, 11: 0}})
+
+    assert encoded == b'{"counts":{"7":2,"11":0}}'
+
+
 def test_what_orjson_refuses_is_still_encoded() -> None:
     payload = {"message": "lone \ud800 surrogate", "count": 2**70}
 
