@@ -3,8 +3,9 @@ agents), their files and their replies' files, and their tags.
 
 On PostgreSQL the three queries go in one statement (:func:`app.repositories.sql.select_together`),
 with the thread itself when one thread is read by id: a list of threads saved two round trips,
-one thread and the thread page three. SQLite runs them in turn, the files once the replies' ids
-are known.
+one thread and the thread page three; the thread page also reads what it shows beside the
+thread in that statement (:func:`thread_with_parts_and`). SQLite runs them in turn, the files
+once the replies' ids are known.
 """
 
 from __future__ import annotations
