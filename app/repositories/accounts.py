@@ -145,11 +145,13 @@ async def user_by_email(email: str) -> UserRow | None:
     return None if row is None else user_of(row)
 
 
+# The user ``u`` of a web session, while the session's version is the user's.
+SESSION_CONDITION = "u.id = {} AND u.session_version = {}"
+
+
 async def user_in_session(user_id: int, session_version: int) -> UserRow | None:
     """The user of a web session, if the session's version is still the user's."""
-    row = await select_one(
-        SELECT_USERS + " WHERE u.id = {} AND u.session_version = {}", [user_id, session_version]
-    )
+    row = await select_one(f"{SELECT_USERS} WHERE {SESSION_CONDITION}", [user_id, session_version])
     return None if row is None else user_of(row)
 
 
@@ -230,18 +232,27 @@ async def insert_token(user_id: int, name: str, token_hash: str, scopes: str, no
     return TokenRow(rows[0]["id"], user_id, name, token_hash, scopes, now, None, None)
 
 
-async def live_token(token_hash: str) -> TokenRow | None:
-    """The token with this digest that is not revoked, with its user."""
-    row = await select_one(
-        f"SELECT {columns('t', TOKEN_COLUMNS)}, {columns('u', USER_COLUMNS)} FROM access_tokens t "
-        "JOIN users u ON u.id = t.user_id WHERE t.token_hash = {} AND t.revoked_at IS NULL",
-        [token_hash],
-    )
-    if row is None:
-        return None
+# A live token (one not revoked) by its digest, with its user: the columns, the tables and the
+# condition, which app.repositories.applications joins with an application.
+TOKEN_WITH_USER_COLUMNS = f"{columns('t', TOKEN_COLUMNS)}, {columns('u', USER_COLUMNS)}"
+TOKEN_WITH_USER_TABLES = "access_tokens t JOIN users u ON u.id = t.user_id"
+LIVE_TOKEN_CONDITION = "t.token_hash = {} AND t.revoked_at IS NULL"
+
+
+def token_with_user_of(row: Row) -> TokenRow:
+    """A token and its user from a row of TOKEN_WITH_USER_COLUMNS."""
     token = token_of(row)
     token.user = user_of(row)
     return token
+
+
+_LIVE_TOKEN = f"SELECT {TOKEN_WITH_USER_COLUMNS} FROM {TOKEN_WITH_USER_TABLES} WHERE {LIVE_TOKEN_CONDITION}"
+
+
+async def live_token(token_hash: str) -> TokenRow | None:
+    """The token with this digest that is not revoked, with its user."""
+    row = await select_one(_LIVE_TOKEN, [token_hash])
+    return None if row is None else token_with_user_of(row)
 
 
 async def mark_token_used(token_id: int, now: datetime) -> None:

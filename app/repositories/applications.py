@@ -8,13 +8,16 @@ from datetime import datetime
 
 from app.models import PLATFORMS
 from app.repositories.accounts import (
-    TOKEN_COLUMNS,
+    LIVE_TOKEN_CONDITION,
+    SESSION_CONDITION,
+    TOKEN_WITH_USER_COLUMNS,
+    TOKEN_WITH_USER_TABLES,
     USER_COLUMNS,
     TokenRow,
     UserRow,
     plan_of_rows,
     plan_of_user_query,
-    token_of,
+    token_with_user_of,
     user_of,
 )
 from app.repositories.organizations import ORGANIZATION_COLUMNS, OrganizationRow, organization_of
@@ -108,6 +111,14 @@ def visible_to(user: str) -> str:
 VISIBLE = visible_to("{}")
 # The application ``a`` of the id given as a parameter, joined when the user ``u`` sees it.
 _VISIBLE_APPLICATION_JOIN = f"LEFT JOIN applications a ON a.id = {{}} AND {visible_to('u.id')}"
+_LIVE_TOKEN_AND_APPLICATION = (
+    f"SELECT {TOKEN_WITH_USER_COLUMNS}, {columns('a', APPLICATION_COLUMNS)} "
+    f"FROM {TOKEN_WITH_USER_TABLES} {_VISIBLE_APPLICATION_JOIN} WHERE {LIVE_TOKEN_CONDITION}"
+)
+_USER_IN_SESSION_AND_APPLICATION = (
+    f"SELECT {columns('u', USER_COLUMNS)}, {columns('a', APPLICATION_COLUMNS)} FROM users u "
+    f"{_VISIBLE_APPLICATION_JOIN} WHERE {SESSION_CONDITION}"
+)
 
 
 def application_of(row: Row) -> ApplicationRow:
@@ -172,17 +183,10 @@ async def live_token_and_application(
     """:func:`app.repositories.accounts.live_token`, and in the same statement the application
     if the token's user sees it: an API request on an application reads both anyway, and on
     PostgreSQL a statement is a round trip. None when there is no such live token."""
-    row = await select_one(
-        f"SELECT {columns('t', TOKEN_COLUMNS)}, {columns('u', USER_COLUMNS)}, "
-        f"{columns('a', APPLICATION_COLUMNS)} FROM access_tokens t JOIN users u ON u.id = t.user_id "
-        f"{_VISIBLE_APPLICATION_JOIN} WHERE t.token_hash = {{}} AND t.revoked_at IS NULL",
-        [application_id, token_hash],
-    )
+    row = await select_one(_LIVE_TOKEN_AND_APPLICATION, [application_id, token_hash])
     if row is None:
         return None
-    token = token_of(row)
-    token.user = user_of(row)
-    return token, None if row["a.id"] is None else application_of(row)
+    return token_with_user_of(row), _joined_application(row)
 
 
 async def user_in_session_and_application(
@@ -191,14 +195,15 @@ async def user_in_session_and_application(
     """:func:`app.repositories.accounts.user_in_session`, and in the same statement the
     application if that user sees it (a page of an application reads both). None when the
     session's version is not the user's any more."""
-    row = await select_one(
-        f"SELECT {columns('u', USER_COLUMNS)}, {columns('a', APPLICATION_COLUMNS)} FROM users u "
-        f"{_VISIBLE_APPLICATION_JOIN} WHERE u.id = {{}} AND u.session_version = {{}}",
-        [application_id, user_id, session_version],
-    )
+    row = await select_one(_USER_IN_SESSION_AND_APPLICATION, [application_id, user_id, session_version])
     if row is None:
         return None
-    return user_of(row), None if row["a.id"] is None else application_of(row)
+    return user_of(row), _joined_application(row)
+
+
+def _joined_application(row: Row) -> ApplicationRow | None:
+    """The application of _VISIBLE_APPLICATION_JOIN, None when it joined no row."""
+    return None if row["a.id"] is None else application_of(row)
 
 
 async def visible_application(user_id: int, application_id: int) -> ApplicationRow | None:

@@ -54,8 +54,7 @@ def saved_reply_of(row: Row) -> SavedReplyRow:
 
 async def saved_replies_of_application(application_id: int) -> list[SavedReplyRow]:
     """An application's own saved replies, by title."""
-    rows = await select(f"{SELECT_SAVED_REPLIES} WHERE s.application_id = {{}} {BY_TITLE}", [application_id])
-    return [saved_reply_of(row) for row in rows]
+    return [saved_reply_of(row) for row in await select(*saved_replies_for_query(application_id, None))]
 
 
 async def saved_replies_of_organization(organization_id: int) -> list[SavedReplyRow]:

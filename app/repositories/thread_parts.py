@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from app.repositories import attachments, replies, tags, threads
 from app.repositories.attachments import AttachmentRow, attachment_of
 from app.repositories.replies import ReplyRow, reply_of
-from app.repositories.sql import Row, postgres, select, select_together
+from app.repositories.sql import Row, postgres, select_together
 from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow, thread_of
 
@@ -63,8 +63,7 @@ async def thread_with_parts_and(
         thread = await threads.thread_by_id(application_id, feedback_id)
         if thread is None:
             return None
-        parts = await parts_of_threads([feedback_id])
-        return thread, parts, [await select(template, values) for template, values in also]
+        return thread, await parts_of_threads([feedback_id]), await select_together(also)
     rows = await select_together([*one_thread_queries(application_id, feedback_id), *also])
     if not rows[0]:
         return None

@@ -59,9 +59,10 @@ async def authenticate_token(raw: str, application_id: int | None = None) -> Tok
         token = await accounts.live_token(sha256_hex(raw))
     else:
         found = await applications.live_token_and_application(sha256_hex(raw), application_id)
-        token = None if found is None else found[0]
-        if found is not None:
-            keep_read_with_caller(found[0].user_id, application_id, found[1])
+        if found is None:
+            return None
+        token, application = found
+        keep_read_with_caller(token.user_id, application_id, application)
     if token is None:
         return None
     now = datetime.now(UTC)
