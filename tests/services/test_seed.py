@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from datetime import UTC, timedelta
 
@@ -10,7 +11,7 @@ import pytest
 from app.db import atomic
 from app.errors import NotFound, ValidationError
 from app.models import Application, Feedback, FeedbackTag, Member, Reply, Tag, User
-from app.services import search
+from app.services import search, seed
 from app.services.feedback import create_thread, list_threads
 from app.services.inbox import search_threads
 from app.services.replies import list_replies
@@ -86,6 +87,32 @@ async def test_seed_keeps_every_counter_consistent(agent: User, application: App
     await make_reply(agent, application, thread)
     assert await Feedback.filter(application_id=application.id).count() == 352
     await _check_counters(application)
+
+
+async def test_seed_in_many_batches_keeps_every_counter_consistent(
+    application: Application, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each batch is written while the next is drawn: several batches, one of them short.
+    monkeypatch.setattr(seed, "BATCH_THREADS", 40)
+
+    report = await seed_application(application.id, 130, seed=11)
+
+    assert report.threads == 130
+    assert await Feedback.filter(application_id=application.id).count() == 130
+    await _check_counters(application)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_seed_leaves_the_cycle_collector_as_it_found_it(
+    application: Application, enabled: bool
+) -> None:
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        await seed_application(application.id, 20, seed=2)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 async def test_seeded_data_is_the_same_for_the_same_seed(agent: User, application: Application) -> None:
