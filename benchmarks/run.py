@@ -22,8 +22,10 @@ run), ``BENCH_SIZES`` (comma-separated sizes instead), ``BENCH_BACKENDS`` (sqlit
 ``BENCH_DURATION`` (10s), ``BENCH_CONNECTIONS`` (32), ``BENCH_LOW_CONNECTIONS`` (4),
 ``BENCH_WRK_THREADS`` (2), ``BENCH_ONLY`` (comma-separated scenario names), ``BENCH_PAIRS`` (3:
 capture submit and the reference's submit, and the feedback list and the reference's list, are
-run in turns, this many times each), ``BENCH_WORKERS`` (2: Earful's worker processes; the sizing
-advice compares 1 and 2). On PostgreSQL, capture submit and the feedback list are measured again
+run in turns, this many times each), ``BENCH_GROWTH_ROUNDS`` (2: with two sizes or more, the
+smallest and the largest are then served at once and every scenario but the mixed ones is run on
+each in turns, this many rounds, for the growth table; 0 leaves that part out), ``BENCH_WORKERS``
+(2: Earful's worker processes; the sizing advice compares 1 and 2). On PostgreSQL, capture submit and the feedback list are measured again
 at the largest size with a second ``earful serve`` on the same database, the load split between
 the two (two hosts behind a balancer, here on one machine). Every load goes to 127.0.0.1 only,
 and every wrk run is bounded by its duration.
@@ -40,8 +42,10 @@ import secrets
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -86,6 +90,8 @@ from benchmarks.servers import (
 )
 
 THREADS = int(os.environ.get("BENCH_THREADS", "1000000"))
+# Rounds of the smallest and the largest size served side by side (growth_in_turns); 0: none.
+GROWTH_ROUNDS = int(os.environ.get("BENCH_GROWTH_ROUNDS", "2"))
 ONLY = {name for name in os.environ.get("BENCH_ONLY", "").split(",") if name}
 MILLION = 1_000_000
 
@@ -249,17 +255,98 @@ def pick(items: list[Scenario]) -> list[Scenario]:
 
 
 def bench_backend(backend: str) -> BackendRun:
-    """Every size in turn, each on a dataset of its own (see benchmarks/datasets.py)."""
-    stages = []
-    for size in SIZES:
-        with stage_dataset(backend, size) as (dataset, env, seed_seconds, seed_report):
+    """Every size in turn, each on a dataset of its own (see benchmarks/datasets.py), then the
+    smallest and the largest side by side (:func:`growth_in_turns`). Every dataset stays staged
+    until the end of the backend's run, so that the last part can serve two of them."""
+    stages, staged = [], []
+    with ExitStack() as datasets:
+        for size in SIZES:
+            dataset, env, seed_seconds, seed_report = datasets.enter_context(stage_dataset(backend, size))
+            staged.append((dataset, env))
             reference_url = reference_database_url(env.get("EARFUL_DATABASE_URL"), dataset.data_dir)
             stages.append(
                 bench_stage(
                     backend, env, dataset, reference_url, seed_seconds, seed_report, last=size == SIZES[-1]
                 )
             )
-    return BackendRun(backend, stages)
+        growth = growth_in_turns(backend, staged[0], staged[-1]) if len(staged) > 1 and GROWTH_ROUNDS else {}
+    return BackendRun(backend, stages, growth)
+
+
+@dataclass
+class Served:
+    """A dataset served by ``earful serve`` for the bench, with its own webhook receiver."""
+
+    base: str
+    server: subprocess.Popen
+    deliveries: Deliveries
+    chosen: list[Scenario]
+
+
+@contextmanager
+def served(env: dict[str, str], dataset: Dataset) -> Iterator[Served]:
+    """A server started on the dataset (so that nothing cached before the seeding is served),
+    its application's one webhook endpoint a receiver of its own, and the chosen scenarios
+    with their addresses on it."""
+    data_dir, token, application_id = dataset.data_dir, dataset.token, dataset.application_id
+    port = free_port()
+    base = f"http://{HOST}:{port}"
+    env = {**env, "EARFUL_BASE_URL": base}
+    receiver, receiver_base = start_receiver(data_dir)
+    server = serve(env, port, data_dir / "serve.log")
+    try:
+        wait_for(f"{base}/app/login")
+        subscribe_receiver(base, token, application_id, receiver_base)
+        deliveries = Deliveries(receiver_base)
+        if not dataset.thread_id:
+            with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
+                page = client.get(f"/applications/{application_id}/feedback?limit=1").json()
+            dataset.thread_id = page["data"][0]["id"] if "data" in page else page["feedback"][0]["id"]
+            dataset.save()
+        cookie = session_cookie(base)
+        upload = data_dir / "upload.bin"
+        upload.write_bytes(os.urandom(100 * 1024))
+        chosen = pick(scenarios(application_id, dataset.key, token, dataset.thread_id, cookie, upload))
+        yield Served(base, server, deliveries, chosen)
+    finally:
+        count_deliveries(None)
+        stop(server)
+        stop(receiver)
+
+
+def growth_in_turns(
+    backend: str, small: tuple[Dataset, dict[str, str]], large: tuple[Dataset, dict[str, str]]
+) -> dict[str, list[float]]:
+    """Each scenario's throughput at the largest size over the smallest, measured in turns.
+
+    The sizes' own parts of the run are tens of minutes apart, and this machine's speed drifts
+    by a third within an hour: a scenario that read no more at ten million threads than at a
+    million (the same statements, the same CPU per request in process) showed 0.60 of its
+    million-thread throughput in one run. Here both datasets are served at once, each scenario
+    runs on one and seconds later on the other, the order swapped every round
+    (``BENCH_GROWTH_ROUNDS``), as ``make bench-ab`` compares two versions. The mixed scenarios,
+    which share their connections with a capture load, are left to the sizes' own parts."""
+    ratios: dict[str, list[float]] = {}
+    print(f"\n-- {backend}: {small[0].seeded:,} and {large[0].seeded:,} threads in turns", flush=True)
+    with served(small[1], small[0]) as smaller, served(large[1], large[0]) as larger:
+        sides = {"smaller": (smaller, small), "larger": (larger, large)}
+        names = [scenario.name for scenario in smaller.chosen if scenario.beside is None]
+        for number in range(1, GROWTH_ROUNDS + 1):
+            order = ("smaller", "larger") if number % 2 else ("larger", "smaller")
+            for name in names:
+                results = {}
+                for side in order:
+                    serving, (dataset, env) = sides[side]
+                    settle_database(env)
+                    count_deliveries(serving.deliveries)
+                    scenario = next(chosen for chosen in serving.chosen if chosen.name == name)
+                    scenario = as_a_browser_would(serving.base, scenario)
+                    results[side] = measure(name, serving.base, scenario, serving.server)
+                    report(results[side], f"({dataset.seeded:,} threads, round {number})")
+                if results["smaller"].requests_per_second:
+                    ratio = results["larger"].requests_per_second / results["smaller"].requests_per_second
+                    ratios.setdefault(name, []).append(ratio)
+    return ratios
 
 
 def bench_stage(
@@ -275,28 +362,12 @@ def bench_stage(
     nothing cached before the seeding is served). On the last size, the two-process scenarios
     (PostgreSQL) and the export too."""
     data_dir, token, application_id = dataset.data_dir, dataset.token, dataset.application_id
-    port = free_port()
-    base = f"http://{HOST}:{port}"
-    env = {**env, "EARFUL_BASE_URL": base}
     print(f"\n-- {backend} at {dataset.seeded:,} threads", flush=True)
-    receiver, receiver_base = start_receiver(data_dir)
-    server = serve(env, port, data_dir / "serve.log")
-    try:
-        wait_for(f"{base}/app/login")
-        subscribe_receiver(base, token, application_id, receiver_base)
-        count_deliveries(Deliveries(receiver_base))
-        if not dataset.thread_id:
-            with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
-                page = client.get(f"/applications/{application_id}/feedback?limit=1").json()
-            dataset.thread_id = page["data"][0]["id"] if "data" in page else page["feedback"][0]["id"]
-            dataset.save()
-        thread_id = dataset.thread_id
-        cookie = session_cookie(base)
-        upload = data_dir / "upload.bin"
-        upload.write_bytes(os.urandom(100 * 1024))
-        chosen = pick(scenarios(application_id, dataset.key, token, thread_id, cookie, upload))
+    with served(env, dataset) as serving:
+        base, server, chosen = serving.base, serving.server, serving.chosen
+        count_deliveries(serving.deliveries)
         documents = save_documents(base, chosen, data_dir / "documents")
-        reference_server, reference_base = start_reference(reference_url, data_dir, receiver_base)
+        reference_server, reference_base = start_reference(reference_url, data_dir, serving.deliveries.url)
         try:
             measures, in_turns = [], {}
             for scenario in chosen:
@@ -348,10 +419,6 @@ def bench_stage(
                 print(export_line(exported), flush=True)
         rss = worker_rss_mb(server)
         print(f"worker RSS after the run: {rss} MB", flush=True)
-    finally:
-        count_deliveries(None)
-        stop(server)
-        stop(receiver)
     reference, ratios = in_turns.get("capture submit", (None, []))
     reference_list, list_ratios = in_turns.get("feedback list", (None, []))
     return Stage(
