@@ -25,9 +25,10 @@ capture submit and the reference's submit, and the feedback list and the referen
 run in turns, this many times each), ``BENCH_GROWTH_ROUNDS`` (2: with two sizes or more, the
 smallest and the largest are then served at once and every scenario but the mixed ones is run on
 each in turns, this many rounds, for the growth table; 0 leaves that part out), ``BENCH_WORKERS``
-(2: Earful's worker processes; the sizing advice compares 1 and 2). On PostgreSQL, capture submit and the feedback list are measured again
-at the largest size with a second ``earful serve`` on the same database, the load split between
-the two (two hosts behind a balancer, here on one machine). Every load goes to 127.0.0.1 only,
+(2: Earful's worker processes; the sizing advice compares 1 and 2). On PostgreSQL, capture
+submit and the feedback list are measured again at the largest size with a second ``earful
+serve`` on the same database, the load split between the two (two hosts behind a balancer, here
+on one machine). Every load goes to 127.0.0.1 only,
 and every wrk run is bounded by its duration.
 
 This module chooses and runs the scenarios; benchmarks/load.py drives wrk and measures,
