@@ -48,7 +48,7 @@ from benchmarks.datasets import (
     server_env,
     settle_database,
 )
-from benchmarks.load import ROOT, Deliveries, Measure, count_deliveries, measure, report
+from benchmarks.load import ROOT, Deliveries, Measure, count_deliveries, measure, report, round_order
 from benchmarks.report import NOTES, RESULTS
 from benchmarks.run import THREADS, scenarios
 from benchmarks.servers import (
@@ -144,7 +144,7 @@ def bench(backend: str, before: Path, database_url: str | None) -> list[Pair]:
             if scenario.name in ONLY
         ]
         for number in range(1, ROUNDS + 1):
-            order = ["before", "after"] if number % 2 else ["after", "before"]
+            order = round_order(number, "before", "after")
             print(f"== {backend}, round {number}: {' then '.join(order)}", flush=True)
             for scenario in chosen:
                 settle_database(env)

@@ -228,6 +228,13 @@ def median_run(runs: list[Measure]) -> Measure:
     return sorted(runs, key=lambda run: run.requests_per_second)[len(runs) // 2]
 
 
+def round_order(number: int, first: str, second: str) -> tuple[str, str]:
+    """The two sides of a comparison in round ``number`` (from 1): ``first`` first in odd rounds,
+    swapped in even ones, so that the machine's drift within a round falls on both sides alike
+    (``make bench-ab``'s versions, ``make bench``'s smallest and largest sizes)."""
+    return (first, second) if number % 2 else (second, first)
+
+
 def measure_in_turns(
     base: str,
     scenario: Scenario,

@@ -69,6 +69,7 @@ from benchmarks.load import (
     measure_in_turns,
     measure_low,
     report,
+    round_order,
     workers_cpu_seconds,
     wrk,
 )
@@ -333,7 +334,7 @@ def growth_in_turns(
         sides = {"smaller": (smaller, small), "larger": (larger, large)}
         names = [scenario.name for scenario in smaller.chosen if scenario.beside is None]
         for number in range(1, GROWTH_ROUNDS + 1):
-            order = ("smaller", "larger") if number % 2 else ("larger", "smaller")
+            order = round_order(number, "smaller", "larger")
             for name in names:
                 results = {}
                 for side in order:

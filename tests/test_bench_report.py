@@ -1,9 +1,10 @@
 """The growth table of benchmarks/results.md judges a scenario on its sizes measured in turns
-when the run has them, and on the sizes' own parts of the run otherwise."""
+when the run has them, and on the sizes' own parts of the run otherwise; comparisons in turns
+swap their order every round."""
 
 from __future__ import annotations
 
-from benchmarks.load import Measure
+from benchmarks.load import Measure, round_order
 from benchmarks.report import Stage, growth_lines
 
 
@@ -26,3 +27,11 @@ def test_growth_without_rounds_in_turns_is_judged_on_the_parts_apart():
     lines = growth_lines([_stage(1_000_000, 1000), _stage(10_000_000, 600)])
 
     assert _row(lines) == "| one thread | 1000 | 600 | 0.60 |  | ≥ 0.8 ✗ | - | - |"
+
+
+def test_comparisons_in_turns_swap_their_order_every_round():
+    assert [round_order(number, "smaller", "larger") for number in (1, 2, 3)] == [
+        ("smaller", "larger"),
+        ("larger", "smaller"),
+        ("smaller", "larger"),
+    ]
