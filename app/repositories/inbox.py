@@ -8,8 +8,65 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from app.repositories.search import SCAN_CONDITION
-from app.repositories.sql import limit_clause, moment, parameters, postgres, select, select_one
+from app.repositories.sql import (
+    Row,
+    limit_clause,
+    moment,
+    parameters,
+    postgres,
+    read_moment,
+    select,
+    select_one,
+)
 from app.repositories.threads import ThreadRow, id_condition, newest_first, select_threads, thread_of
+
+
+@dataclass(slots=True)
+class ThreadLine:
+    """A thread as a row of the inbox shows it, read by :func:`newest_lines`: its sender's and
+    assignee's names, the start of its message, and none of the columns the row does not show.
+
+    Read as whole :class:`ThreadRow` s (27 columns), the inbox's page of fifty threads cost
+    PostgreSQL's worker twice what these ten do: the values decoded and the rows built."""
+
+    id: int
+    message: str
+    """The message, or its first ``excerpt`` characters when read so (:func:`newest_lines`)."""
+    sentiment: str
+    nps: int | None
+    replied: bool
+    """Whether an agent answered publicly (the thread has a first reply time)."""
+    created_at: datetime
+    sender_name: str
+    sender_email: str
+    assignee_id: int | None
+    assignee_name: str | None
+    """The assignee's name; None when nobody is assigned (or the account is gone)."""
+
+
+def _line_columns(excerpt: int | None) -> str:
+    message = "f.message" if excerpt is None else f"substr(f.message, 1, {int(excerpt)})"
+    return (
+        f"f.id, {message} AS message, f.sentiment, f.nps, "
+        "f.first_reply_time IS NOT NULL AS replied, f.created_at, m.name AS sender_name, "
+        "m.email AS sender_email, f.assignee_id, a.name AS assignee_name"
+    )
+
+
+def line_of(row: Row) -> ThreadLine:
+    """A row of :func:`newest_lines`' statement."""
+    return ThreadLine(
+        row["id"],
+        row["message"],
+        row["sentiment"],
+        row["nps"],
+        bool(row["replied"]),
+        read_moment(row["created_at"]),
+        row["sender_name"],
+        row["sender_email"],
+        row["assignee_id"],
+        row["assignee_name"],
+    )
 
 
 @dataclass(frozen=True)
@@ -105,11 +162,13 @@ class ThreadQuery:
         """This query narrowed by one more condition."""
         return replace(self, conditions=(*self.conditions, condition), values=(*self.values, *values))
 
-    def statement(self, limit: int, offset: int = 0) -> tuple[str, list[object]]:
+    def statement(self, limit: int, offset: int = 0, selected: str | None = None) -> tuple[str, list[object]]:
         """The statement of the newest ``limit`` threads of this query after skipping
-        ``offset``, with their senders."""
+        ``offset``, with their senders; ``selected``: the columns read, if not all of
+        :func:`~app.repositories.threads.thread_of`'s."""
+        joins = " ".join(self.joins)
         return (
-            f"{select_threads(' '.join(self.joins))} "
+            f"{select_threads(joins) if selected is None else select_threads(joins, selected)} "
             f"WHERE {' AND '.join(self.conditions)} {self.order_by()} {limit_clause(limit, offset)}",
             [*self.join_values, *self.values],
         )
@@ -128,6 +187,15 @@ class ThreadQuery:
 async def newest(query: ThreadQuery, limit: int, offset: int = 0) -> list[ThreadRow]:
     """The newest ``limit`` threads of an inbox query (after ``offset``), with their senders."""
     return [thread_of(row) for row in await select(*query.statement(limit, offset))]
+
+
+async def newest_lines(
+    query: ThreadQuery, limit: int, offset: int = 0, excerpt: int | None = None
+) -> list[ThreadLine]:
+    """The newest ``limit`` threads of an inbox query (after ``offset``) as the inbox's rows
+    show them, each message cut to its first ``excerpt`` characters (None: whole)."""
+    statement = query.statement(limit, offset, selected=_line_columns(excerpt))
+    return [line_of(row) for row in await select(*statement)]
 
 
 async def count_up_to(query: ThreadQuery, cap: int) -> int:

@@ -98,19 +98,22 @@ THREAD_COLUMNS = (
     "created_at", "updated_at", "assignee_id",
 )  # fmt: skip
 SENDER_COLUMNS = ("id", "application_id", "email", "name", "created_at", "updated_at")
-_THREAD_LIST = (
-    f"SELECT {columns('f', THREAD_COLUMNS)}, {columns('m', SENDER_COLUMNS)}, "
-    f"{columns('a', AGENT_COLUMNS)} FROM feedback f JOIN members m ON m.id = f.member_id"
+_THREAD_WITH_PEOPLE = (
+    f"{columns('f', THREAD_COLUMNS)}, {columns('m', SENDER_COLUMNS)}, {columns('a', AGENT_COLUMNS)}"
 )
 # The assignee is joined last: after a LEFT JOIN SQLite keeps the tables in the order written,
 # so joins that narrow the threads (a tag's links) must come before it.
 _ASSIGNEE_JOIN = "LEFT JOIN users a ON a.id = f.assignee_id"
 
 
-def select_threads(joins: str = "") -> str:
-    """``SELECT`` threads with their senders and assignees, joined with ``joins`` (before the
-    assignee); a ``WHERE`` follows."""
-    return f"{_THREAD_LIST} {joins} {_ASSIGNEE_JOIN}" if joins else f"{_THREAD_LIST} {_ASSIGNEE_JOIN}"
+def select_threads(joins: str = "", selected: str = _THREAD_WITH_PEOPLE) -> str:
+    """``SELECT`` threads (``f``) with their senders (``m``) and assignees (``a``), joined with
+    ``joins`` (before the assignee); a ``WHERE`` follows. ``selected``: the columns read, by
+    default all that :func:`thread_of` reads."""
+    return (
+        f"SELECT {selected} FROM feedback f JOIN members m ON m.id = f.member_id "
+        f"{f'{joins} ' if joins else ''}{_ASSIGNEE_JOIN}"
+    )
 
 
 SELECT_THREADS = select_threads()

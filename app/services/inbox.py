@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import TypedDict
+from typing import Generic, TypedDict, TypeVar
 
 from app.errors import ValidationError
 from app.models import SENTIMENTS
 from app.repositories.applications import ApplicationRow
-from app.repositories.inbox import ThreadQuery, count_up_to, newest
+from app.repositories.inbox import ThreadLine, ThreadQuery, count_up_to, newest, newest_lines
 from app.repositories.search import contains_pattern
 from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
@@ -33,19 +34,25 @@ class InboxFilters(TypedDict):
     before: int | None
 
 
-@dataclass
-class InboxRow:
-    """One thread of an inbox page, with its sender (``thread.member``) and its tags."""
+Thread = TypeVar("Thread", ThreadRow, ThreadLine)
+# Reads the newest threads of a query: (query, limit, offset) -> threads.
+Reader = Callable[[ThreadQuery, int, int], Awaitable[list[Thread]]]
 
-    thread: ThreadRow
+
+@dataclass
+class InboxRow(Generic[Thread]):
+    """One thread of an inbox page, with its tags: a :class:`ThreadRow` with its sender
+    (``thread.member``), or for the inbox page itself a :class:`ThreadLine`."""
+
+    thread: Thread
     tags: list[TagRow] = field(default_factory=list)
 
 
 @dataclass
-class InboxPage:
+class InboxPage(Generic[Thread]):
     """A page of threads, newest first, and whether older ones follow."""
 
-    rows: list[InboxRow]
+    rows: list[InboxRow[Thread]]
     next_before: int | None
     """The ``before`` cursor of the next (older) page; None on the last page."""
 
@@ -73,10 +80,12 @@ async def search_threads(
     before: int | None = None,
     limit: int = PAGE_SIZE,
     after: int | None = None,
-) -> InboxPage:
-    """A page of the inbox: :func:`search` with the inbox page's filters (``assignee``: an
-    agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`); ``after``, the threads newer
-    than the newest a live inbox shows (app/views/inbox.py, ``newer_threads``)."""
+    excerpt: int | None = None,
+) -> InboxPage[ThreadLine]:
+    """A page of the inbox as its rows show it (:class:`ThreadLine`, each message cut to its
+    first ``excerpt`` characters, or whole): :func:`search` with the inbox page's filters (``assignee``:
+    an agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`); ``after``, the threads
+    newer than the newest a live inbox shows (app/views/inbox.py, ``newer_threads``)."""
     if sentiment is not None and sentiment not in SENTIMENTS:
         raise ValidationError("Invalid sentiment")
     page_filters: InboxFilters = {
@@ -88,7 +97,11 @@ async def search_threads(
         "before": before,
     }
     filters = replace(inbox_thread_filters(page_filters), after=after)
-    return await search(application, filters, limit)
+
+    async def read_lines(query: ThreadQuery, limit: int, offset: int) -> list[ThreadLine]:
+        return await newest_lines(query, limit, offset, excerpt)
+
+    return await _search(application, filters, limit, 0, None, read_lines)
 
 
 def inbox_thread_filters(filters: InboxFilters) -> ThreadFilters:
@@ -138,7 +151,7 @@ async def search(
     limit: int = PAGE_SIZE,
     offset: int = 0,
     chosen: Selection | None = None,
-) -> InboxPage:
+) -> InboxPage[ThreadRow]:
     """A page of an application's threads, newest first, matching every filter given, after
     skipping ``offset`` of them.
 
@@ -154,6 +167,18 @@ async def search(
     page is read with its senders in one statement, and its tags with one more. ``offset``
     (the management API's paging) skips matches in the same order, so it costs what it skips.
     """
+    return await _search(application, filters, limit, offset, chosen, newest)
+
+
+async def _search(
+    application: ApplicationRow,
+    filters: ThreadFilters,
+    limit: int,
+    offset: int,
+    chosen: Selection | None,
+    read: Reader[Thread],
+) -> InboxPage[Thread]:
+    """:func:`search`, its threads read by ``read``."""
     if not 1 <= limit <= MAX_LIST_LIMIT:
         raise ValidationError("The limit field must be between 1 and %(max)d.", max=MAX_LIST_LIMIT)
     found = (chosen or await selection(application, filters)).query
@@ -164,25 +189,25 @@ async def search(
         selected = selected.ids(">", filters.after)
     text = filters.text
     if not text:
-        return await _page(selected, limit, offset)
+        return await _page(read, selected, limit, offset)
     scanned = selected.containing(contains_pattern(text))
     if not search_service.indexed(text) or filters.after is not None:
         # Above ``after`` there are only the few threads a live inbox has not shown yet.
-        return await _page(scanned, limit, offset)
+        return await _page(read, scanned, limit, offset)
     window = await search_service.scan_window_floor(application.id, filters.archived, filters.before)
     if window is None:
-        return await _page(scanned, limit, offset)
+        return await _page(read, scanned, limit, offset)
     # The window's matches are the newest of the look-up's, so an offset counts the same in both.
-    page = await _page(scanned.ids(">=", window), limit, offset)
+    page = await _page(read, scanned.ids(">=", window), limit, offset)
     if page.has_more:
         return page
     candidates = await search_service.look_up(application.id, filters.archived, text, filters.before)
     if candidates is None:
-        return await _page(scanned, limit, offset)
+        return await _page(read, scanned, limit, offset)
     if not candidates.ids:
         return InboxPage([], candidates.floor)
     # The text again: on SQLite a candidate's text may have changed since it was indexed.
-    return await _page(scanned.among(candidates.ids), limit, offset, candidates.floor)
+    return await _page(read, scanned.among(candidates.ids), limit, offset, candidates.floor)
 
 
 async def count_threads(
@@ -224,13 +249,15 @@ async def _count(query: ThreadQuery) -> Total:
     return Total(min(found, MAX_COUNTED), found <= MAX_COUNTED)
 
 
-async def _page(query: ThreadQuery, limit: int, offset: int = 0, floor: int | None = None) -> InboxPage:
-    """The newest ``limit`` threads of a query after ``offset``, their senders and tags, and
-    the next cursor.
+async def _page(
+    read: Reader[Thread], query: ThreadQuery, limit: int, offset: int = 0, floor: int | None = None
+) -> InboxPage[Thread]:
+    """The newest ``limit`` threads of a query after ``offset`` (read by ``read``), their tags,
+    and the next cursor.
 
     ``floor``: the search looked at no thread below it, so the next page starts there.
     """
-    found = await newest(query, limit + 1, offset)
+    found = await read(query, limit + 1, offset)
     page = found[:limit]
     tags = await tags_of_threads([thread.id for thread in page])
     next_before = page[-1].id if len(found) > limit else floor

@@ -17,6 +17,7 @@ from app.links import logo_path
 from app.models import SENTIMENTS
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
+from app.repositories.inbox import ThreadLine
 from app.services import assignment, bulk, export
 from app.services.applications import get_application
 from app.services.deletion import parse_thread_ids
@@ -36,7 +37,13 @@ from app.services.validation import parse_int, valid_id
 from app.shared_reads import reads_on_one_connection
 from app.views.addresses import IdLinks, address
 from app.views.fragments import fragments
-from app.views.rendering import is_htmx, render_template, template_macro, truncator
+from app.views.rendering import (
+    characters_truncate_reads,
+    is_htmx,
+    render_template,
+    template_macro,
+    truncator,
+)
 from app.views.security import agent_required, current_agent
 from app.views.thread_display import HELPERS, avatar_src, full_time, inbox_filters, time_ago
 
@@ -45,6 +52,12 @@ blueprint = Blueprint("inbox", __name__)
 
 # How much of a message an inbox row shows.
 EXCERPT_LENGTH = 220
+
+
+def _excerpt_read() -> int:
+    """How much of each message the inbox reads to show its excerpt."""
+    return characters_truncate_reads(EXCERPT_LENGTH)
+
 
 # The inbox's assignee filter (``assignee=``): the signed-in agent's threads, or nobody's.
 ASSIGNEE_CHOICES = {"mine": "Mine", "unassigned": "Unassigned"}
@@ -102,7 +115,7 @@ def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable
 
 
 def inbox_rows(
-    application: ApplicationRow, page: InboxPage, query: dict[str, str], agent_ids: set[int]
+    application: ApplicationRow, page: InboxPage[ThreadLine], query: dict[str, str], agent_ids: set[int]
 ) -> Markup:
     """The rows of a page as the inbox shows them. An assignee who is no longer among
     ``agent_ids`` (left the organization) is marked.
@@ -117,7 +130,7 @@ def inbox_rows(
     chips: dict[int, Markup] = {}
     drawn = []
     for row in page.rows:
-        thread, member = row.thread, row.thread.sender
+        thread = row.thread
         for tag in row.tags:
             if tag.id not in chips:
                 chip_key = (tag.id, tag.name, tag.color)
@@ -125,15 +138,15 @@ def inbox_rows(
         line = InboxLine(
             thread.id,
             link(thread.id),
-            member.name,
-            member.email,
+            thread.sender_name,
+            thread.sender_email,
             thread.created_at,
             time_ago(thread.created_at, now),
             truncate(thread.message, EXCERPT_LENGTH, killwords=True),
             thread.sentiment,
             thread.nps,
-            thread.first_reply_time is not None,
-            None if thread.assignee is None else thread.assignee.name,
+            thread.replied,
+            thread.assignee_name,
             thread.assignee_id is not None and thread.assignee_id not in agent_ids,
             tuple([chips[tag.id] for tag in row.tags]),
         )
@@ -163,7 +176,7 @@ def _tag_chip() -> Callable[..., Markup]:
 async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
     """Everything the inbox page and its results fragment show."""
     filters = _filters()
-    page = await search_threads(application, limit=PAGE_SIZE, **filters)
+    page = await search_threads(application, limit=PAGE_SIZE, excerpt=_excerpt_read(), **filters)
     current = inbox_filters(request.args)
     current.pop("before", None)
     agents = await assignment.agents(application)
@@ -201,7 +214,9 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
     }
 
 
-async def _matching(application: ApplicationRow, filters: InboxFilters, page: InboxPage, shown: int) -> Total:
+async def _matching(
+    application: ApplicationRow, filters: InboxFilters, page: InboxPage[ThreadLine], shown: int
+) -> Total:
     """How many threads the filters match, for "select all N matching": counted only when there
     is more than this page (from the counters without filters, else a count that stops at
     10,000)."""
@@ -236,7 +251,11 @@ async def newer_threads(application_id: int) -> ResponseReturnValue:
     filters = _filters()
     filters["before"] = None
     page = await search_threads(
-        application, limit=PAGE_SIZE, after=after if after is not None and valid_id(after) else 0, **filters
+        application,
+        limit=PAGE_SIZE,
+        after=after if after is not None and valid_id(after) else 0,
+        excerpt=_excerpt_read(),
+        **filters,
     )
     current = inbox_filters(request.args)
     current.pop("before", None)

@@ -67,6 +67,14 @@ def truncator() -> Callable[..., str]:
     return functools.partial(do_truncate, plain_environment(app))
 
 
+def characters_truncate_reads(length: int) -> int:
+    """How many of a text's first characters Jinja's ``truncate`` at ``length`` looks at (with
+    the templates' leeway policy): cut from those alone, any text comes out as it does cut
+    whole, so a page need not read more of a long message than that."""
+    app: Quart = current_app._get_current_object()  # type: ignore[attr-defined]  # LocalProxy's
+    return length + int(plain_environment(app).policies["truncate.leeway"]) + 1
+
+
 def mailto_url(address: str) -> str:
     """A ``mailto:`` link to one address, percent-encoded (RFC 6068).
 

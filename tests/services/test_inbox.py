@@ -10,11 +10,11 @@ import pytest
 from app.db import atomic
 from app.errors import ValidationError
 from app.models import Feedback
-from app.services import inbox
+from app.services import feedback, inbox
 from app.services.feedback import set_archived
 from app.services.inbox import count_threads, search, search_threads
 from app.services.thread_filters import ThreadFilters
-from tests.factories import application_row, make_application, make_reply, make_thread, make_user
+from tests.factories import application_row, make_application, make_reply, make_thread, make_user, thread_row
 
 
 def ids(page) -> list[int]:
@@ -80,8 +80,52 @@ async def test_rows_carry_the_sender_and_the_tags(db):
 
     [row] = (await search_threads(application)).rows
 
-    assert (row.thread.sender.email, row.thread.sender.name) == ("ann@example.org", "Ann")
+    assert (row.thread.sender_email, row.thread.sender_name) == ("ann@example.org", "Ann")
     assert [tag.name for tag in row.tags] == ["billing", "ui"]
+
+
+async def test_rows_carry_what_the_inbox_shows_of_a_thread(db):
+    agent = await make_user(name="Andy Agent")
+    application = await make_application(agent)
+    thread = await make_thread(application, message="The export button does nothing.", nps=3)
+    await make_reply(agent, application, thread)
+    await feedback.assign(agent, application, await thread_row(thread.id), agent.id)
+
+    [row] = (await search_threads(application)).rows
+
+    line = row.thread
+    assert (line.id, line.message, line.sentiment, line.nps) == (
+        thread.id,
+        thread.message,
+        thread.sentiment,
+        3,
+    )
+    assert (line.replied, line.created_at, line.assignee_id, line.assignee_name) == (
+        True,
+        thread.created_at,
+        agent.id,
+        "Andy Agent",
+    )
+
+
+async def test_a_thread_nobody_answered_or_was_assigned_reads_so(db):
+    application = await make_application(await make_user())
+    await make_thread(application)
+
+    [row] = (await search_threads(application)).rows
+
+    assert (row.thread.replied, row.thread.assignee_id, row.thread.assignee_name) == (False, None, None)
+
+
+@pytest.mark.parametrize("excerpt", [1, 10, 31, 200])
+async def test_an_excerpt_reads_only_the_start_of_each_message(db, excerpt):
+    application = await make_application(await make_user())
+    message = "Ünïcode first, " + "then a long complaint " * 10
+    await make_thread(application, message=message)
+
+    [row] = (await search_threads(application, excerpt=excerpt)).rows
+
+    assert row.thread.message == message[:excerpt]
 
 
 @pytest.mark.parametrize(
