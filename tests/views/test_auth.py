@@ -92,6 +92,18 @@ async def test_a_token_made_before_the_session_changed_is_not_handed_out_again(a
         assert after == security.CSRFForm().csrf_token.current_token  # type: ignore[attr-defined]
 
 
+async def test_the_token_made_without_a_form_is_one_a_form_accepts(app):
+    async with app.test_request_context("/app/login"):
+        token = security.csrf_token()
+        form = security.CSRFForm()
+
+        form.csrf_token.data = token  # type: ignore[attr-defined]
+        accepted = form.validate()
+        form.csrf_token.data = token[:-1] + ("1" if token.endswith("0") else "0")  # type: ignore[attr-defined]
+
+        assert accepted and not form.validate()
+
+
 async def test_sign_in_with_a_wrong_password_is_refused(client):
     user = await make_user(email="ann@example.com")
 
