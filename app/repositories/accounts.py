@@ -104,6 +104,14 @@ def optional_agent_of(row: Row, alias: str = "u") -> AgentRow | None:
     return None if agent_id is None else AgentRow(agent_id, row[key["email"]], row[key["name"]])
 
 
+def agent_of(row: Row, alias: str = "u") -> AgentRow:
+    """The agent whose AGENT_COLUMNS a row holds under ``alias``."""
+    agent = optional_agent_of(row, alias)
+    if agent is None:
+        raise LookupError("the row holds no agent")
+    return agent
+
+
 def agent_of_user(user: UserRow) -> AgentRow:
     """A user as a reply shows its agent."""
     return AgentRow(user.id, user.email, user.name)

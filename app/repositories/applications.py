@@ -8,13 +8,16 @@ from datetime import datetime
 
 from app.models import PLATFORMS
 from app.repositories.accounts import (
+    AGENT_COLUMNS,
     LIVE_TOKEN_CONDITION,
     SESSION_CONDITION,
     TOKEN_WITH_USER_COLUMNS,
     TOKEN_WITH_USER_TABLES,
     USER_COLUMNS,
+    AgentRow,
     TokenRow,
     UserRow,
+    agent_of,
     plan_of_rows,
     plan_of_user_query,
     token_with_user_of,
@@ -246,18 +249,19 @@ _AGENT_IDS = (
 
 def agents_of_application_query(application_id: int) -> tuple[str, list[object]]:
     """The statement of :func:`agents_of_application` (the thread page reads it with the
-    thread: app.repositories.thread_parts); :func:`~app.repositories.accounts.user_of` reads
+    thread: app.repositories.thread_parts); :func:`~app.repositories.accounts.agent_of` reads
     its rows."""
     return (
-        f"SELECT {columns('u', USER_COLUMNS)} FROM users u WHERE u.id IN ({_AGENT_IDS}) "
+        f"SELECT {columns('u', AGENT_COLUMNS)} FROM users u WHERE u.id IN ({_AGENT_IDS}) "
         "ORDER BY u.name, u.id",
         [application_id, application_id],
     )
 
 
-async def agents_of_application(application_id: int) -> list[UserRow]:
-    """The agents of an application (its creator and its organization's members), by name."""
-    return [user_of(row) for row in await select(*agents_of_application_query(application_id))]
+async def agents_of_application(application_id: int) -> list[AgentRow]:
+    """The agents of an application (its creator and its organization's members), by name: as
+    the pickers show them, without their accounts' secrets and dates."""
+    return [agent_of(row) for row in await select(*agents_of_application_query(application_id))]
 
 
 def plan_of_application_query(organization_id: int | None, owner_id: int) -> tuple[str, list[object]]:

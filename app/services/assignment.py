@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from app.errors import ValidationError
 from app.repositories import applications, threads
-from app.repositories.accounts import UserRow
+from app.repositories.accounts import AgentRow, UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import notifications
 from app.services.validation import parse_int, valid_id
@@ -30,7 +30,7 @@ NOT_AN_AGENT = "The assignee must be an agent of the application."
 INVALID_ASSIGNEE = "The assignee id field must be a user id or null."
 
 
-async def agents(application: ApplicationRow) -> list[UserRow]:
+async def agents(application: ApplicationRow) -> list[AgentRow]:
     """Whom the application's threads may be assigned to: its creator and its organization's
     members, by name."""
     return await applications.agents_of_application(application.id)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from app.errors import NotFound
 from app.repositories import applications, outbox, saved_replies, thread_parts
-from app.repositories.accounts import UserRow, plan_of_rows, user_of
+from app.repositories.accounts import AgentRow, agent_of, plan_of_rows
 from app.repositories.applications import ApplicationRow
 from app.repositories.saved_replies import SavedReplyRow, saved_reply_of
 from app.services.plans import notes_included, plan_or_free
@@ -26,7 +26,7 @@ class ThreadPage:
     """A thread with everything its page shows beside it."""
 
     details: ThreadDetails
-    agents: list[UserRow]
+    agents: list[AgentRow]
     """Whom the thread may be assigned to (app.services.assignment.agents), by name."""
     deliveries: dict[int, str]
     """The outbox status of each e-mailed reply, by reply id."""
@@ -52,7 +52,7 @@ async def load_thread_page(application: ApplicationRow, feedback_id: int) -> Thr
     thread, parts, (agents, statuses, plan, saved) = found
     return ThreadPage(
         details=details_of(thread, parts),
-        agents=[user_of(row) for row in agents],
+        agents=[agent_of(row) for row in agents],
         deliveries=outbox.statuses_of_rows(statuses),
         notes_allowed=notes_included(plan_or_free(plan_of_rows(plan))),
         saved_replies=[saved_reply_of(row) for row in saved],

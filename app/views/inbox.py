@@ -15,7 +15,7 @@ from app.downloads import export_response
 from app.errors import DomainError
 from app.links import logo_path
 from app.models import SENTIMENTS
-from app.repositories.accounts import UserRow
+from app.repositories.accounts import AgentRow, UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.inbox import ThreadLine
 from app.services import assignment, bulk, export
@@ -388,7 +388,7 @@ async def _refused(application: ApplicationRow, back: str, error: str, status: i
     return page, status
 
 
-def _name_of(assignee_id: int | None, agent: UserRow, agents: list[UserRow]) -> str:
+def _name_of(assignee_id: int | None, agent: UserRow, agents: list[AgentRow]) -> str:
     if assignee_id is None:
         return "nobody"
     if assignee_id == agent.id:

@@ -49,6 +49,18 @@ async def test_the_agents_of_an_application_are_its_creator_and_its_organization
     assert [user.id for user in await assignment.agents(solo)] == [solo_owner.id]
 
 
+async def test_the_agents_are_read_as_pickers_show_them_without_their_accounts_secrets(team):
+    olga, andy, _, application = team
+
+    agents = await assignment.agents(application)
+
+    assert [(agent.id, agent.email, agent.name) for agent in agents] == [
+        (andy.id, "andy@example.com", "Andy Agent"),
+        (olga.id, "olga@example.com", "Olga Owner"),
+    ]
+    assert not any(hasattr(agent, "password_hash") for agent in agents)
+
+
 async def test_a_thread_is_assigned_to_an_agent_and_unassigned(team, settings):
     olga, andy, _, application = team
     thread = await make_thread(application)
