@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -136,14 +136,25 @@ def permalink(settings: Settings, application_id: int, feedback_id: int) -> str:
     return settings.base_url + thread_path(application_id, feedback_id)
 
 
-def _reply_author(reply: ReplyRow, member: SenderRow | None) -> tuple[str, str]:
+class Sender(Protocol):
+    """A thread's sender as a reply's author is told from it: a SenderRow, or the sender's
+    address and name on a :class:`~app.repositories.replies.ReplyThread`."""
+
+    @property
+    def email(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+def _reply_author(reply: ReplyRow, member: Sender | None) -> tuple[str, str]:
     if reply.from_agent and reply.user is not None:
         return reply.user.email, reply.user.name
     return reply.email, member.name if member is not None and member.email == reply.email else ""
 
 
 def reply_json(
-    reply: ReplyRow, attachments: list[AttachmentRow], settings: Settings, member: SenderRow | None
+    reply: ReplyRow, attachments: list[AttachmentRow], settings: Settings, member: Sender | None
 ) -> dict[str, Any]:
     """A reply as it appears inside a thread."""
     email, name = _reply_author(reply, member)
@@ -196,6 +207,12 @@ def thread_json(details: ThreadDetails, settings: Settings) -> dict[str, Any]:
     }
 
 
+def summary_reads() -> int:
+    """How many of a text's first characters its summary depends on: cut from those alone, any
+    text is summarized as it is whole, so a list need not read more of a long message."""
+    return SUMMARY_LENGTH + 1
+
+
 def _summary(text: str) -> str:
     return text if len(text) <= SUMMARY_LENGTH else text[: SUMMARY_LENGTH - 1] + "…"
 
@@ -205,11 +222,11 @@ def listed_reply_json(
 ) -> dict[str, Any]:
     """A reply as the application replies list shows it, with a summary of its thread."""
     thread = reply.thread
-    body = reply_json(reply, attachments, settings, thread.sender)
+    body = reply_json(reply, attachments, settings, thread)
     body["feedback_id"] = thread.id
     body["feedback"] = {
         "id": thread.id,
-        "email": thread.sender.email,
+        "email": thread.email,
         "message": _summary(thread.message),
         "sentiment": thread.sentiment,
         "archived": thread.archived,

@@ -24,7 +24,41 @@ from app.repositories.sql import (
     select,
     select_one,
 )
-from app.repositories.threads import SENDER_COLUMNS, THREAD_COLUMNS, ThreadRow, thread_of
+from app.repositories.threads import ThreadRow
+
+
+@dataclass(slots=True)
+class ReplyThread:
+    """A reply's thread as the replies list shows it beside the reply: the thread's own values
+    that the list's summary holds, and its sender's address and name (``email``, ``name``, as
+    a thread's JSON names them).
+
+    The list read whole ThreadRows with their senders (24 columns a reply) for these eight;
+    their decoding and building were most of the page's own work on PostgreSQL."""
+
+    id: int
+    message: str
+    """The message, or its first ``message_chars`` characters when read so (:func:`page`)."""
+    sentiment: str
+    archived: bool
+    created_at: datetime
+    updated_at: datetime
+    email: str
+    name: str
+
+
+def reply_thread_of_thread(thread: ThreadRow) -> ReplyThread:
+    """A thread read whole (with its sender), as a reply shows it."""
+    return ReplyThread(
+        thread.id,
+        thread.message,
+        thread.sentiment,
+        thread.archived,
+        thread.created_at,
+        thread.updated_at,
+        thread.sender.email,
+        thread.sender.name,
+    )
 
 
 @dataclass(slots=True)
@@ -41,10 +75,10 @@ class ReplyRow:
     email: str
     created_at: datetime
     user: AgentRow | None = None
-    feedback: ThreadRow | None = None
+    feedback: ReplyThread | None = None
 
     @property
-    def thread(self) -> ThreadRow:
+    def thread(self) -> ReplyThread:
         """The reply's thread, read with it (the replies list joins it)."""
         if self.feedback is None:
             raise LookupError(f"reply {self.id} was read without its thread")
@@ -198,16 +232,44 @@ class ReplyFilter:
         return text, values
 
 
+def _reply_thread_columns(message_chars: int | None) -> str:
+    message = "f.message" if message_chars is None else f"substr(f.message, 1, {int(message_chars)})"
+    return (
+        f'f.id AS "f.id", {message} AS "f.message", f.sentiment AS "f.sentiment", '
+        'f.archived AS "f.archived", f.created_at AS "f.created_at", f.updated_at AS "f.updated_at", '
+        'm.email AS "m.email", m.name AS "m.name"'
+    )
+
+
+def reply_thread_of(row: Row) -> ReplyThread:
+    """The thread of a row of :func:`page_statement`."""
+    return ReplyThread(
+        row["f.id"],
+        row["f.message"],
+        row["f.sentiment"],
+        bool(row["f.archived"]),
+        read_moment(row["f.created_at"]),
+        read_moment(row["f.updated_at"]),
+        row["m.email"],
+        row["m.name"],
+    )
+
+
 def page_statement(
-    application_id: int, on_date: date | ReplyFilter | None, limit: int, offset: int
+    application_id: int,
+    on_date: date | ReplyFilter | None,
+    limit: int,
+    offset: int,
+    message_chars: int | None = None,
 ) -> tuple[str, list[object]]:
     """The statement of a page of an application's replies, newest first, each with its agent
-    and its thread with the thread's sender (its plan is tested against the indexes)."""
+    and its thread as a reply shows it, each thread's message cut to its first
+    ``message_chars`` characters (its plan is tested against the indexes)."""
     chosen = on_date if isinstance(on_date, ReplyFilter) else ReplyFilter(on_date)
     conditions, values = chosen.conditions()
     template = (
-        f"SELECT {columns('r', REPLY_COLUMNS)}, {columns('f', THREAD_COLUMNS)}, "
-        f"{columns('m', SENDER_COLUMNS)}, {columns('u', AGENT_COLUMNS)} FROM replies r "
+        f"SELECT {columns('r', REPLY_COLUMNS)}, {_reply_thread_columns(message_chars)}, "
+        f"{columns('u', AGENT_COLUMNS)} FROM replies r "
         "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
         "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + conditions + " "
         "ORDER BY r.created_at DESC, r.id DESC " + limit_clause(limit, offset)
@@ -216,13 +278,18 @@ def page_statement(
 
 
 async def page(
-    application_id: int, on_date: date | ReplyFilter | None, limit: int, offset: int
+    application_id: int,
+    on_date: date | ReplyFilter | None,
+    limit: int,
+    offset: int,
+    message_chars: int | None = None,
 ) -> list[ReplyRow]:
-    """A page of an application's replies and notes, newest first, with agents and threads."""
+    """A page of an application's replies and notes, newest first, with agents and threads
+    (each message of a thread cut to its first ``message_chars`` characters; None: whole)."""
     found = []
-    for row in await select(*page_statement(application_id, on_date, limit, offset)):
+    for row in await select(*page_statement(application_id, on_date, limit, offset, message_chars)):
         reply = reply_of(row)
-        reply.feedback = thread_of(row)  # with its sender
+        reply.feedback = reply_thread_of(row)
         found.append(reply)
     return found
 

@@ -15,6 +15,7 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
 from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
+from app.representations import summary_reads
 from app.services import counters, live, notifications
 from app.services.attachments import attachments_of, claim_for_reply
 from app.services.feedback import check_page
@@ -145,15 +146,16 @@ async def list_replies(
     ``kind`` keeps one type (reply or note), ``thread`` one thread's (look it up as the user,
     with :func:`app.services.feedback.get_thread`).
 
-    Each reply comes with its agent (``reply.user``) and its thread with the thread's sender
-    (``reply.feedback.member``), from one statement. The totals of all replies and of a day are
-    kept on write; a type or a thread is counted off an index that holds it.
+    Each reply comes with its agent (``reply.user``) and its thread as the list shows it
+    (``reply.thread``: its summary's values and its sender's), from one statement. The totals
+    of all replies and of a day are kept on write; a type or a thread is counted off an index
+    that holds it.
     """
     check_page(limit, offset)
     if kind is not None and kind not in REPLY_TYPES:
         raise ValidationError("The type field must be reply or note.")
     chosen = replies.ReplyFilter(on_date, kind, None if thread is None else thread.id)
-    page = await replies.page(application.id, chosen, limit, offset)
+    page = await replies.page(application.id, chosen, limit, offset, summary_reads())
     if kind is not None or thread is not None:
         total = await replies.count_matching(application.id, chosen)
     elif on_date is not None:

@@ -487,6 +487,19 @@ async def test_replies_list_feedback_summary_shows_the_archived_state(api, agent
     assert set(item["feedback"]) == FEEDBACK_SUMMARY_FIELDS
 
 
+@pytest.mark.parametrize("length", [199, 200, 201, 202, 5000])
+async def test_replies_list_feedback_summary_cuts_a_long_message_after_200_characters(
+    api, agent, token, application, length
+):
+    message = ("Ünïcode-and-a-long-complaint-" * 200)[:length]
+    thread = await make_thread(application, message=message)
+    await make_reply(agent, application, thread)
+
+    [item] = (await body_json(await api.get(list_path(application), token)))["data"]
+
+    assert item["feedback"]["message"] == (message if length <= 200 else message[:199] + "…")
+
+
 async def test_replies_list_defaults_to_limit_50_and_offset_0(api, agent, token, application, thread):
     replies = [await make_reply(agent, application, thread, f"Answer {n}") for n in range(51)]
 

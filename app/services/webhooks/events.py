@@ -129,7 +129,7 @@ async def announce_reply(reply: ReplyRow) -> None:
         return
     listed = await replies.reply_by_id(reply.id)
     assert listed is not None  # written in this transaction
-    listed.feedback = thread
+    listed.feedback = replies.reply_thread_of_thread(thread)
     files = await attachments.attachments_of((), [reply.id])
     now = datetime.now(UTC)
     data = listed_reply_json(listed, files, current_settings())
