@@ -18,7 +18,14 @@ from app.repositories.sql import (
     select,
     select_one,
 )
-from app.repositories.threads import ThreadRow, id_condition, newest_first, select_threads, thread_of
+from app.repositories.threads import (
+    ThreadRow,
+    id_condition,
+    message_start,
+    newest_first,
+    select_threads,
+    thread_of,
+)
 
 
 @dataclass(slots=True)
@@ -45,9 +52,8 @@ class ThreadLine:
 
 
 def _line_columns(excerpt: int | None) -> str:
-    message = "f.message" if excerpt is None else f"substr(f.message, 1, {int(excerpt)})"
     return (
-        f"f.id, {message} AS message, f.sentiment, f.nps, "
+        f"f.id, {message_start(excerpt)} AS message, f.sentiment, f.nps, "
         "f.first_reply_time IS NOT NULL AS replied, f.created_at, m.name AS sender_name, "
         "m.email AS sender_email, f.assignee_id, a.name AS assignee_name"
     )

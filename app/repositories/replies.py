@@ -24,7 +24,7 @@ from app.repositories.sql import (
     select,
     select_one,
 )
-from app.repositories.threads import ThreadRow
+from app.repositories.threads import ThreadRow, message_start
 
 
 @dataclass(slots=True)
@@ -233,9 +233,8 @@ class ReplyFilter:
 
 
 def _reply_thread_columns(message_chars: int | None) -> str:
-    message = "f.message" if message_chars is None else f"substr(f.message, 1, {int(message_chars)})"
     return (
-        f'f.id AS "f.id", {message} AS "f.message", f.sentiment AS "f.sentiment", '
+        f'f.id AS "f.id", {message_start(message_chars)} AS "f.message", f.sentiment AS "f.sentiment", '
         'f.archived AS "f.archived", f.created_at AS "f.created_at", f.updated_at AS "f.updated_at", '
         'm.email AS "m.email", m.name AS "m.name"'
     )

@@ -119,6 +119,13 @@ def select_threads(joins: str = "", selected: str = _THREAD_WITH_PEOPLE) -> str:
 SELECT_THREADS = select_threads()
 
 
+def message_start(characters: int | None) -> str:
+    """The thread's message (``f.message``) as a column of a list that shows only its start:
+    its first ``characters`` characters, or all of it for None. A list reads no more of a long
+    message than its excerpt looks at."""
+    return "f.message" if characters is None else f"substr(f.message, 1, {int(characters)})"
+
+
 def sender_of(row: Row, alias: str = "m") -> SenderRow:
     key = column_keys(alias, SENDER_COLUMNS)
     return SenderRow(
