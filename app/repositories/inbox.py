@@ -172,9 +172,8 @@ class ThreadQuery:
         """The statement of the newest ``limit`` threads of this query after skipping
         ``offset``, with their senders; ``selected``: the columns read, if not all of
         :func:`~app.repositories.threads.thread_of`'s."""
-        joins = " ".join(self.joins)
         return (
-            f"{select_threads(joins) if selected is None else select_threads(joins, selected)} "
+            f"{select_threads(' '.join(self.joins), selected)} "
             f"WHERE {' AND '.join(self.conditions)} {self.order_by()} {limit_clause(limit, offset)}",
             [*self.join_values, *self.values],
         )

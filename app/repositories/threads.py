@@ -106,12 +106,12 @@ _THREAD_WITH_PEOPLE = (
 _ASSIGNEE_JOIN = "LEFT JOIN users a ON a.id = f.assignee_id"
 
 
-def select_threads(joins: str = "", selected: str = _THREAD_WITH_PEOPLE) -> str:
+def select_threads(joins: str = "", selected: str | None = None) -> str:
     """``SELECT`` threads (``f``) with their senders (``m``) and assignees (``a``), joined with
-    ``joins`` (before the assignee); a ``WHERE`` follows. ``selected``: the columns read, by
-    default all that :func:`thread_of` reads."""
+    ``joins`` (before the assignee); a ``WHERE`` follows. ``selected``: the columns read, if
+    not all that :func:`thread_of` reads."""
     return (
-        f"SELECT {selected} FROM feedback f JOIN members m ON m.id = f.member_id "
+        f"SELECT {selected or _THREAD_WITH_PEOPLE} FROM feedback f JOIN members m ON m.id = f.member_id "
         f"{f'{joins} ' if joins else ''}{_ASSIGNEE_JOIN}"
     )
 

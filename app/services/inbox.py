@@ -83,9 +83,10 @@ async def search_threads(
     excerpt: int | None = None,
 ) -> InboxPage[ThreadLine]:
     """A page of the inbox as its rows show it (:class:`ThreadLine`, each message cut to its
-    first ``excerpt`` characters, or whole): :func:`search` with the inbox page's filters (``assignee``:
-    an agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`); ``after``, the threads
-    newer than the newest a live inbox shows (app/views/inbox.py, ``newer_threads``)."""
+    first ``excerpt`` characters, or whole): :func:`search` with the inbox page's filters
+    (``assignee``: an agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`);
+    ``after``, the threads newer than the newest a live inbox shows (app/views/inbox.py,
+    ``newer_threads``)."""
     if sentiment is not None and sentiment not in SENTIMENTS:
         raise ValidationError("Invalid sentiment")
     page_filters: InboxFilters = {
