@@ -158,10 +158,9 @@ async def list_replies(application_id: str) -> Response:
     if request.args.get("feedback_id"):
         feedback_id = str(query_int("feedback_id", 0))
         thread = await feedback_service.get_thread(application, parse_id(feedback_id, "Invalid feedback"))
-    replies, total = await replies_service.list_replies(application, on_date, limit, offset, kind, thread)
-    attachments = await replies_service.attachments_of_replies(replies)
+    listed = await replies_service.list_replies(application, on_date, limit, offset, kind, thread)
     config = settings()
     return data(
-        [listed_reply_json(r, attachments.get(r.id, []), config) for r in replies],
-        pagination=_page(total, limit, offset),
+        [listed_reply_json(r, listed.attachments.get(r.id, []), config) for r in listed.replies],
+        pagination=_page(listed.total, limit, offset),
     )

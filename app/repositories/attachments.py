@@ -42,7 +42,7 @@ ATTACHMENT_COLUMNS = (
     "id", "application_id", "feedback_id", "reply_id", "name", "mime_type", "size", "storage_name", "token",
     "created_at",
 )  # fmt: skip
-_SELECT = f"SELECT {columns('a', ATTACHMENT_COLUMNS)} FROM attachments a"
+SELECT_ATTACHMENTS = f"SELECT {columns('a', ATTACHMENT_COLUMNS)} FROM attachments a"
 
 
 def attachment_of(row: Row) -> AttachmentRow:
@@ -102,7 +102,9 @@ async def attachments_of(feedback_ids: Sequence[int], reply_ids: Sequence[int] =
             values += more
     if not conditions:
         return []
-    rows = await select(f"{_SELECT} WHERE {' OR '.join(conditions)} ORDER BY a.created_at, a.id", values)
+    rows = await select(
+        f"{SELECT_ATTACHMENTS} WHERE {' OR '.join(conditions)} ORDER BY a.created_at, a.id", values
+    )
     return [attachment_of(row) for row in rows]
 
 
@@ -114,14 +116,14 @@ def files_of_threads_and_their_replies_query(feedback_ids: Sequence[int]) -> tup
     of_threads, values = one_of("a.feedback_id", feedback_ids)
     of_their_replies, more = one_of("feedback_id", feedback_ids)
     return (
-        f"{_SELECT} WHERE {of_threads} OR a.reply_id = ANY(ARRAY("
+        f"{SELECT_ATTACHMENTS} WHERE {of_threads} OR a.reply_id = ANY(ARRAY("
         f"SELECT id FROM replies WHERE {of_their_replies})) ORDER BY a.created_at, a.id",
         values + more,
     )
 
 
 async def attachment_by_id(attachment_id: int) -> AttachmentRow | None:
-    row = await select_one(f"{_SELECT} WHERE a.id = {{}}", [attachment_id])
+    row = await select_one(f"{SELECT_ATTACHMENTS} WHERE a.id = {{}}", [attachment_id])
     return None if row is None else attachment_of(row)
 
 

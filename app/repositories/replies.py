@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime
 
 from app.repositories.accounts import AGENT_COLUMNS, AgentRow, UserRow, agent_of_user, optional_agent_of
 from app.repositories.sql import (
@@ -14,9 +14,7 @@ from app.repositories.sql import (
     columns,
     day,
     insert_rows,
-    limit_clause,
     moment,
-    moment_literal,
     one_of,
     parameters,
     postgres,
@@ -24,7 +22,7 @@ from app.repositories.sql import (
     select,
     select_one,
 )
-from app.repositories.threads import ThreadRow, message_start
+from app.repositories.threads import ThreadRow
 
 
 @dataclass(slots=True)
@@ -198,112 +196,6 @@ async def reply_by_id(reply_id: int) -> ReplyRow | None:
     return None if row is None else reply_of(row)
 
 
-def day_bounds(on_date: date) -> tuple[datetime, datetime]:
-    """A UTC day's bounds: from its midnight to the next (the last day a date can name ends at
-    the last moment a datetime can hold: the next midnight does not exist)."""
-    start = datetime.combine(on_date, time.min, tzinfo=UTC)
-    if on_date == date.max:
-        return start, datetime.max.replace(tzinfo=UTC)
-    return start, start + timedelta(days=1)
-
-
-@dataclass(frozen=True)
-class ReplyFilter:
-    """Which replies of an application a list shows: of one UTC day, of one type, of one thread
-    (each None for all)."""
-
-    on_date: date | None = None
-    kind: str | None = None
-    feedback_id: int | None = None
-
-    def conditions(self) -> tuple[str, list[object]]:
-        """The ``AND ...`` conditions on ``r`` and their parameters."""
-        text = ""
-        values: list[object] = []
-        if self.on_date is not None:
-            start, end = day_bounds(self.on_date)
-            text += f" AND r.created_at >= {moment_literal(start)} AND r.created_at < {moment_literal(end)}"
-        if self.kind is not None:
-            text += " AND r.type = {}"
-            values.append(self.kind)
-        if self.feedback_id is not None:
-            text += " AND r.feedback_id = {}"
-            values.append(self.feedback_id)
-        return text, values
-
-
-def _reply_thread_columns(message_chars: int | None) -> str:
-    return (
-        f'f.id AS "f.id", {message_start(message_chars)} AS "f.message", f.sentiment AS "f.sentiment", '
-        'f.archived AS "f.archived", f.created_at AS "f.created_at", f.updated_at AS "f.updated_at", '
-        'm.email AS "m.email", m.name AS "m.name"'
-    )
-
-
-def reply_thread_of(row: Row) -> ReplyThread:
-    """The thread of a row of :func:`page_statement`."""
-    return ReplyThread(
-        row["f.id"],
-        row["f.message"],
-        row["f.sentiment"],
-        bool(row["f.archived"]),
-        read_moment(row["f.created_at"]),
-        read_moment(row["f.updated_at"]),
-        row["m.email"],
-        row["m.name"],
-    )
-
-
-def page_statement(
-    application_id: int,
-    on_date: date | ReplyFilter | None,
-    limit: int,
-    offset: int,
-    message_chars: int | None = None,
-) -> tuple[str, list[object]]:
-    """The statement of a page of an application's replies, newest first, each with its agent
-    and its thread as a reply shows it, each thread's message cut to its first
-    ``message_chars`` characters (its plan is tested against the indexes)."""
-    chosen = on_date if isinstance(on_date, ReplyFilter) else ReplyFilter(on_date)
-    conditions, values = chosen.conditions()
-    template = (
-        f"SELECT {columns('r', REPLY_COLUMNS)}, {_reply_thread_columns(message_chars)}, "
-        f"{columns('u', AGENT_COLUMNS)} FROM replies r "
-        "JOIN feedback f ON f.id = r.feedback_id JOIN members m ON m.id = f.member_id "
-        "LEFT JOIN users u ON u.id = r.user_id WHERE r.application_id = {}" + conditions + " "
-        "ORDER BY r.created_at DESC, r.id DESC " + limit_clause(limit, offset)
-    )
-    return template, [application_id, *values]
-
-
-async def page(
-    application_id: int,
-    on_date: date | ReplyFilter | None,
-    limit: int,
-    offset: int,
-    message_chars: int | None = None,
-) -> list[ReplyRow]:
-    """A page of an application's replies and notes, newest first, with agents and threads
-    (each message of a thread cut to its first ``message_chars`` characters; None: whole)."""
-    found = []
-    for row in await select(*page_statement(application_id, on_date, limit, offset, message_chars)):
-        reply = reply_of(row)
-        reply.feedback = reply_thread_of(row)
-        found.append(reply)
-    return found
-
-
-async def count_matching(application_id: int, chosen: ReplyFilter) -> int:
-    """How many of an application's replies and notes match: off the (application_id, type,
-    created_at, id) index with a type, the (feedback_id, id) index with a thread."""
-    conditions, values = chosen.conditions()
-    row = await select_one(
-        "SELECT COUNT(*) AS found FROM replies r WHERE r.application_id = {}" + conditions,
-        [application_id, *values],
-    )
-    return int(row["found"]) if row else 0
-
-
 # Replies per UTC day -------------------------------------------------------------------------
 
 # The UTC day of a reply's created_at, in SQL (SQLite keeps date-times as ISO text in UTC).
@@ -318,14 +210,6 @@ def reply_day_expression() -> str:
 async def drop_empty_reply_days(application_id: int) -> None:
     """Forget the days whose replies were all deleted, as if they never had any."""
     await change("DELETE FROM reply_days WHERE application_id = {} AND count <= 0", [application_id])
-
-
-async def replies_on(application_id: int, on_date: date) -> int:
-    """How many replies and notes an application got on a UTC day (kept on write)."""
-    row = await select_one(
-        "SELECT count FROM reply_days WHERE application_id = {} AND day = {}", [application_id, day(on_date)]
-    )
-    return int(row["count"]) if row else 0
 
 
 async def add_to_reply_days(application_id: int, counts: Mapping[date, int]) -> None:

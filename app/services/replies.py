@@ -5,11 +5,12 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
+from typing import NamedTuple
 
 from app.db import transactional
 from app.errors import Forbidden, ValidationError
 from app.models import REPLY_TYPES
-from app.repositories import outbox, replies, threads
+from app.repositories import outbox, replies, reply_lists, threads
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.attachments import AttachmentRow
@@ -17,13 +18,22 @@ from app.repositories.replies import ReplyRow
 from app.repositories.threads import ThreadRow
 from app.representations import summary_reads
 from app.services import counters, live, notifications
-from app.services.attachments import attachments_of, claim_for_reply
+from app.services.attachments import claim_for_reply
 from app.services.feedback import check_page
 from app.services.mail import outbox as mail_outbox
 from app.services.plans import includes_internal_notes
 from app.services.webhooks import events
 
 MAX_REPLY_LENGTH = 20_000
+
+
+class RepliesPage(NamedTuple):
+    """A page of the replies list: its replies, how many match in all, and the files of its
+    replies by reply id."""
+
+    replies: list[ReplyRow]
+    total: int
+    attachments: dict[int, list[AttachmentRow]]
 
 
 def check_reply(message: object, reply_type: object) -> tuple[str, str]:
@@ -141,10 +151,10 @@ async def list_replies(
     offset: int = 0,
     kind: str | None = None,
     thread: ThreadRow | None = None,
-) -> tuple[list[ReplyRow], int]:
-    """A page of an application's replies and notes, newest first, and how many match in all;
-    ``kind`` keeps one type (reply or note), ``thread`` one thread's (look it up as the user,
-    with :func:`app.services.feedback.get_thread`).
+) -> RepliesPage:
+    """A page of an application's replies and notes, newest first, the files of its replies,
+    and how many match in all; ``kind`` keeps one type (reply or note), ``thread`` one thread's
+    (look it up as the user, with :func:`app.services.feedback.get_thread`).
 
     Each reply comes with its agent (``reply.user``) and its thread as the list shows it
     (``reply.thread``: its summary's values and its sender's), from one statement. The totals
@@ -154,15 +164,19 @@ async def list_replies(
     check_page(limit, offset)
     if kind is not None and kind not in REPLY_TYPES:
         raise ValidationError("The type field must be reply or note.")
-    chosen = replies.ReplyFilter(on_date, kind, None if thread is None else thread.id)
-    page = await replies.page(application.id, chosen, limit, offset, summary_reads())
+    chosen = reply_lists.ReplyFilter(on_date, kind, None if thread is None else thread.id)
     if kind is not None or thread is not None:
-        total = await replies.count_matching(application.id, chosen)
+        counted = reply_lists.count_matching_query(application.id, chosen)
     elif on_date is not None:
-        total = await replies.replies_on(application.id, on_date)
+        counted = reply_lists.replies_on_query(application.id, on_date)
     else:
-        total = application.reply_count
-    return page, total
+        counted = None
+    found = await reply_lists.listing(application.id, chosen, limit, offset, summary_reads(), counted)
+    files: dict[int, list[AttachmentRow]] = {}
+    for attachment in found.attachments:
+        if attachment.reply_id is not None:
+            files.setdefault(attachment.reply_id, []).append(attachment)
+    return RepliesPage(found.replies, application.reply_count if found.total is None else found.total, files)
 
 
 @transactional
@@ -170,12 +184,3 @@ async def recount_reply_days(application_id: int) -> None:
     """Count an application's replies per UTC day again, from the replies themselves: for
     replies written or moved outside these services (tests, imports)."""
     await replies.recount_reply_days(application_id)
-
-
-async def attachments_of_replies(listed: list[ReplyRow]) -> dict[int, list[AttachmentRow]]:
-    """The attachments of many replies, in one query."""
-    found: dict[int, list[AttachmentRow]] = {}
-    for attachment in await attachments_of((), [reply.id for reply in listed]):
-        if attachment.reply_id is not None:
-            found.setdefault(attachment.reply_id, []).append(attachment)
-    return found

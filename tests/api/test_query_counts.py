@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from app.services.attachments import store_uploads
 from app.services.files import IncomingFile
 from app.services.storage import storage_for
@@ -98,3 +100,17 @@ async def test_the_token_and_the_application_of_the_path_are_read_in_one_stateme
     assert statements == (3 if backend == "postgres" else 5), queries.statements
     [first] = [statement for statement in queries.statements if "FROM access_tokens" in statement]
     assert "LEFT JOIN applications a" in first
+
+
+async def test_the_replies_list_reads_its_page_files_and_count_in_one_postgresql_statement(
+    api, queries, settings, backend
+):
+    application, token = await _application_with_threads(2, settings)
+    path = f"/applications/{application.id}/replies?date={datetime.now(UTC).date()}"
+    await api.get(path, token)  # the token's first use is written once
+
+    statements = await _statements_for(api, queries, path, token)
+
+    # the token with its user and the application, then the page, its replies' files and the
+    # day's count (app.repositories.reply_lists.listing)
+    assert statements == (2 if backend == "postgres" else 4), queries.statements

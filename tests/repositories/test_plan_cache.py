@@ -15,10 +15,11 @@ import pytest
 from tortoise import connections
 
 from app.db import atomic
-from app.repositories import attachments, maintenance, outbox, replies, threads
+from app.repositories import attachments, maintenance, outbox, reply_lists, threads
 from app.repositories.inbox import ThreadQuery
 from app.repositories.sql import _statement, together_statement
 from app.repositories.thread_parts import one_thread_queries, parts_queries
+from app.representations import summary_reads
 from app.services.seed import seed_application
 from tests.factories import make_application, make_reply, make_thread, make_user
 
@@ -76,12 +77,20 @@ async def test_a_page_of_replies_is_not_planned_again_on_every_run(db, backend, 
         )
     await maintenance.refresh_statistics(("replies", "feedback", "members"))
     chosen = {
-        "all": replies.ReplyFilter(),
-        "of a day": replies.ReplyFilter(on_date=datetime.now(UTC).date()),
-        "of one type": replies.ReplyFilter(kind="note"),
+        "all": reply_lists.ReplyFilter(),
+        "of a day": reply_lists.ReplyFilter(on_date=datetime.now(UTC).date()),
+        "of one type": reply_lists.ReplyFilter(kind="note"),
     }[page]
 
-    generic, custom = await _plans_of(db, *replies.page_statement(application.id, chosen, 50, 0))
+    # What the replies list counts beside its page (app.services.replies.list_replies).
+    counted = {
+        "all": None,
+        "of a day": reply_lists.replies_on_query(application.id, datetime.now(UTC).date()),
+        "of one type": reply_lists.count_matching_query(application.id, chosen),
+    }[page]
+    queries = reply_lists.listing_queries(application.id, chosen, 50, 0, summary_reads(), counted)
+
+    generic, custom = await _plans_of(db, *together_statement(queries))
 
     assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
 

@@ -22,7 +22,7 @@ from app.repositories import (
     deletion,
     maintenance,
     outbox,
-    replies,
+    reply_lists,
     search,
     tags,
     threads,
@@ -89,7 +89,8 @@ async def test_a_day_of_replies_is_read_in_order_from_an_index(backend):
     for number in range(3):
         await make_reply(agent, application, thread, f"Reply {number}")
 
-    template, values = replies.page_statement(application.id, datetime.now(UTC).date(), limit=50, offset=0)
+    today = datetime.now(UTC).date()
+    template, values = reply_lists.page_statement(application.id, today, limit=50, offset=0)
     plan = await _plan(_inline(template, values), backend)
 
     assert "TEMP B-TREE" not in plan
@@ -204,7 +205,7 @@ async def test_replies_of_one_type_are_read_in_order_and_counted_from_their_inde
     thread = await make_thread(application)
     for kind in ("reply", "note", "reply"):
         await make_reply(agent, application, thread, f"A {kind}", type=kind)
-    chosen = replies.ReplyFilter(kind="note")
+    chosen = reply_lists.ReplyFilter(kind="note")
     index = await _type_index(backend)
     if backend == "postgres":
         # On a three-row table PostgreSQL may sort a bitmap scan's rows, or read another index
@@ -214,7 +215,7 @@ async def test_replies_of_one_type_are_read_in_order_and_counted_from_their_inde
             "ANALYZE replies; SET enable_sort = off; SET enable_bitmapscan = off"
         )
     try:
-        template, values = replies.page_statement(application.id, chosen, limit=50, offset=0)
+        template, values = reply_lists.page_statement(application.id, chosen, limit=50, offset=0)
         page_plan = await _plan(_inline(template, values), backend)
         conditions, condition_values = chosen.conditions()
         count = "SELECT COUNT(*) FROM replies r WHERE r.application_id = {}" + conditions

@@ -24,7 +24,7 @@ from app.services.attachments import (
 )
 from app.services.deletion import delete_thread
 from app.services.files import IncomingFile
-from app.services.replies import attachments_of_replies
+from app.services.replies import list_replies
 from app.services.storage import Storage, storage_for
 from app.workers import run_housekeeping
 from tests.factories import make_application, make_reply, make_thread, make_user
@@ -70,9 +70,25 @@ async def test_attachments_keep_the_order_they_were_uploaded_in(db, agent, appli
     reply = await make_reply(agent, application, thread)
     await atomic(lambda: Attachment.filter(id__in=ids[4:]).update(feedback_id=None, reply_id=reply.id))
 
-    listed = await attachments_of_replies([reply])
+    listed = await list_replies(application, None)
 
-    assert [attachment.name for attachment in listed[reply.id]] == ["4.txt", "5.txt", "6.txt", "7.txt"]
+    names = [attachment.name for attachment in listed.attachments[reply.id]]
+    assert names == ["4.txt", "5.txt", "6.txt", "7.txt"]
+
+
+async def test_the_replies_list_reads_the_files_of_its_own_page_only(db, agent, application, disk):
+    thread = await make_thread(application)
+    older, newer = await make_reply(agent, application, thread), await make_reply(agent, application, thread)
+    for reply in (older, newer):
+        [upload] = await store_uploads(disk, application, files(f"{reply.id}.txt"), 1000)
+        claimed = Attachment.filter(id=upload)
+        await atomic(lambda claimed=claimed, reply=reply: claimed.update(reply_id=reply.id))
+
+    second_page = await list_replies(application, None, limit=1, offset=1)
+
+    assert [reply.id for reply in second_page.replies] == [older.id]
+    listed = {reply_id: [file.name for file in found] for reply_id, found in second_page.attachments.items()}
+    assert listed == {older.id: [f"{older.id}.txt"]}
 
 
 async def test_uploads_never_claimed_go_after_a_day_with_their_files(db, application, storage):

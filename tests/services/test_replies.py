@@ -108,7 +108,7 @@ async def test_the_replies_list_is_newest_first_with_the_days_total(db):
     first = await make_reply(agent, application, thread, "One")
     second = await make_reply(agent, application, thread, "Two")
 
-    page, total = await list_replies(await application_row(application.id), datetime.now(UTC).date())
+    page, total, _ = await list_replies(await application_row(application.id), datetime.now(UTC).date())
 
     assert [reply.id for reply in page] == [second.id, first.id]
     assert total == 2
@@ -122,7 +122,7 @@ async def test_list_replies_of_one_type_counts_every_match(db):
     notes = [await make_reply(agent, application, thread, f"Note {n}", type="note") for n in range(3)]
     await make_reply(agent, application, thread)
 
-    page, total = await list_replies(application, None, limit=2, kind="note")
+    page, total, _ = await list_replies(application, None, limit=2, kind="note")
 
     assert [reply.id for reply in page] == [notes[2].id, notes[1].id]
     assert total == 3
@@ -135,7 +135,7 @@ async def test_list_replies_of_one_thread_leaves_the_others_out(db):
     wanted = await make_reply(agent, application, first)
     await make_reply(agent, application, second)
 
-    page, total = await list_replies(application, None, thread=first)
+    page, total, _ = await list_replies(application, None, thread=first)
 
     assert [reply.id for reply in page] == [wanted.id] and total == 1
 
