@@ -10,12 +10,16 @@ its ratio and the workers' CPU time per request, then the median ratio of each s
 commit out into a temporary git worktree); it is served with the same virtualenv, ``PYTHONPATH``
 putting its ``app`` first. The seed, the migrations and the accounts come from this checkout: both
 versions must read the same schema. Environment as ``make bench`` (``BENCH_THREADS``,
-``BENCH_DURATION``, ``EARFUL_BENCH_POSTGRES_URL``), plus ``BENCH_ROUNDS`` (4) and
-``BENCH_AB_ONLY`` (the scenarios, comma-separated; default: capture submit, feedback list, inbox
-page, post reply). Webhooks are on as in ``make bench`` (one endpoint, the bench's receiver);
-each version's workers deliver what its own commits queue, and wait for the other's only when
-they poll (every few seconds). The pairs are printed and written between markers into
-``benchmarks/results.md`` and ``benchmarks/notes.md``.
+``BENCH_DURATION``, ``EARFUL_BENCH_POSTGRES_URL``), plus ``BENCH_ROUNDS`` (4),
+``BENCH_AB_ONLY`` (the scenarios, comma-separated and run in that order; default: capture
+submit, feedback list, inbox page, post reply; put post reply before the replies list, whose
+day has no replies on a fresh seed) and ``BENCH_AB_BACKENDS`` (SQLite,PostgreSQL). The data is
+seeded for the run and removed after it, or with ``BENCH_DATA_DIR`` kept there and reused
+(``make bench``'s datasets: a million threads take minutes to seed). Webhooks are on as in
+``make bench`` (one endpoint, the bench's receiver); each version's workers deliver what its
+own commits queue, and wait for the other's only when they poll (every few seconds). The pairs
+are printed and written between markers into ``benchmarks/results.md`` and
+``benchmarks/notes.md``.
 """
 
 from __future__ import annotations
@@ -38,15 +42,18 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from benchmarks.datasets import (
+    DATA_DIR,
     EARFUL,
     EMAIL,
     PASSWORD,
     POSTGRES_URL,
+    Dataset,
     _postgres,
     create_application,
     run,
     server_env,
     settle_database,
+    stage_dataset,
 )
 from benchmarks.load import ROOT, Deliveries, Measure, count_deliveries, measure, report, round_order
 from benchmarks.report import NOTES, RESULTS
@@ -64,6 +71,7 @@ from benchmarks.servers import (
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "4"))
 DEFAULT_SCENARIOS = ("capture submit", "feedback list", "inbox page", "post reply")
 ONLY = tuple(name for name in os.environ.get("BENCH_AB_ONLY", ",".join(DEFAULT_SCENARIOS)).split(",") if name)
+BACKENDS = tuple(name for name in os.environ.get("BENCH_AB_BACKENDS", "SQLite,PostgreSQL").split(",") if name)
 BEGIN, END = "<!-- ab:begin -->", "<!-- ab:end -->"
 
 
@@ -119,30 +127,60 @@ def serve(code: Path, env: dict[str, str], data_dir: Path) -> tuple[subprocess.P
     return server, base
 
 
-def bench(backend: str, before: Path, database_url: str | None) -> list[Pair]:
-    """Both versions served side by side; each scenario measured on one then the other, seconds
-    apart, the order swapped every round, so a drift of the machine's speed falls on both."""
+@dataclass
+class Seeded:
+    """The accounts and data both versions are measured on."""
+
+    application_id: int
+    key: str
+    token: str
+    thread_id: int = 0  # the thread the thread scenarios read; 0: the newest, found once served
+
+
+def kept(dataset: Dataset) -> Seeded:
+    """A dataset kept in ``BENCH_DATA_DIR`` (seeded there once, by this run or an earlier one
+    of ``make bench`` or of this; :func:`benchmarks.datasets.stage_dataset` migrates it)."""
+    return Seeded(dataset.application_id, dataset.key, dataset.token, dataset.thread_id)
+
+
+def bench_on_new_data(backend: str, before: Path, database_url: str | None) -> list[Pair]:
+    """:func:`bench` on data seeded for this run alone, removed afterwards."""
     data_dir = Path(tempfile.mkdtemp(prefix=f"earful-ab-{backend}-"))
     env = server_env(data_dir, database_url)
+    try:
+        return bench(backend, before, env, data_dir, Seeded(*prepare(backend, env)))
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def bench(backend: str, before: Path, env: dict[str, str], data_dir: Path, seeded: Seeded) -> list[Pair]:
+    """Both versions served side by side; each scenario measured on one then the other, seconds
+    apart, the order swapped every round, so a drift of the machine's speed falls on both."""
     pairs: list[Pair] = []
     servers: dict[str, tuple[subprocess.Popen, str]] = {}
     receiver, receiver_base = start_receiver(data_dir)
+    application_id, token = seeded.application_id, seeded.token
     try:
-        application_id, key, token = prepare(backend, env)
         servers = {"before": serve(before, env, data_dir), "after": serve(ROOT, env, data_dir)}
         base = servers["after"][1]
         subscribe_receiver(base, token, application_id, receiver_base)
         count_deliveries(Deliveries(receiver_base))
-        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
-            thread_id = client.get(f"/applications/{application_id}/feedback?limit=1").json()["data"][0]["id"]
+        thread_id = seeded.thread_id
+        if not thread_id:
+            with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
+                listed = client.get(f"/applications/{application_id}/feedback?limit=1").json()
+            thread_id = listed["data"][0]["id"]
         cookie = session_cookie(base)  # the session key lives in the shared data directory
         upload = data_dir / "upload.bin"
         upload.write_bytes(os.urandom(100 * 1024))  # as make bench sends: the scenario is named for it
-        chosen = [
-            scenario
-            for scenario in scenarios(application_id, key, token, thread_id, cookie, upload)
-            if scenario.name in ONLY
-        ]
+        chosen = sorted(
+            (
+                scenario
+                for scenario in scenarios(application_id, seeded.key, token, thread_id, cookie, upload)
+                if scenario.name in ONLY
+            ),
+            key=lambda scenario: ONLY.index(scenario.name),
+        )
         for number in range(1, ROUNDS + 1):
             order = round_order(number, "before", "after")
             print(f"== {backend}, round {number}: {' then '.join(order)}", flush=True)
@@ -160,7 +198,6 @@ def bench(backend: str, before: Path, database_url: str | None) -> list[Pair]:
         for server, _ in servers.values():
             stop(server)
         stop(receiver)
-        shutil.rmtree(data_dir, ignore_errors=True)
     return pairs
 
 
@@ -221,15 +258,23 @@ def main() -> int:
     before, label = Path(sys.argv[1]).resolve(), sys.argv[2]
     if not (before / "app" / "__init__.py").is_file():
         raise SystemExit(f"{before} holds no app package")
-    pairs = bench("SQLite", before, None)
-    if POSTGRES_URL:
-        name = f"earful_ab_{secrets.token_hex(6)}"
-        url = urlunsplit(urlsplit(POSTGRES_URL)._replace(path=f"/{name}"))
-        asyncio.run(_postgres(POSTGRES_URL, f'CREATE DATABASE "{name}"'))
-        try:
-            pairs += bench("PostgreSQL", before, url)
-        finally:
-            asyncio.run(_postgres(POSTGRES_URL, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    pairs: list[Pair] = []
+    for backend in BACKENDS:
+        if backend == "PostgreSQL" and not POSTGRES_URL:
+            continue
+        if DATA_DIR:
+            with stage_dataset(backend, THREADS) as (dataset, env, _, _):
+                pairs += bench(backend, before, env, dataset.data_dir, kept(dataset))
+        elif backend == "SQLite":
+            pairs += bench_on_new_data(backend, before, None)
+        else:
+            name = f"earful_ab_{secrets.token_hex(6)}"
+            url = urlunsplit(urlsplit(POSTGRES_URL)._replace(path=f"/{name}"))
+            asyncio.run(_postgres(POSTGRES_URL, f'CREATE DATABASE "{name}"'))
+            try:
+                pairs += bench_on_new_data(backend, before, url)
+            finally:
+                asyncio.run(_postgres(POSTGRES_URL, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     text = table(pairs, label) + "\n\n" + summary(pairs)
     print("\n" + text)
     heading = "### A/B of the last code change"
