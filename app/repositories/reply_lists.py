@@ -85,16 +85,11 @@ _NEWEST_FIRST = " ORDER BY r.created_at DESC, r.id DESC "
 
 
 def page_statement(
-    application_id: int,
-    on_date: date | ReplyFilter | None,
-    limit: int,
-    offset: int,
-    message_chars: int | None = None,
+    application_id: int, chosen: ReplyFilter, limit: int, offset: int, message_chars: int | None = None
 ) -> tuple[str, list[object]]:
     """The statement of a page of an application's replies, newest first, each with its agent
     and its thread as a reply shows it, each thread's message cut to its first
     ``message_chars`` characters (its plan is tested against the indexes)."""
-    chosen = on_date if isinstance(on_date, ReplyFilter) else ReplyFilter(on_date)
     conditions, values = chosen.conditions()
     template = (
         f"SELECT {columns('r', REPLY_COLUMNS)}, {_reply_thread_columns(message_chars)}, "
@@ -106,20 +101,6 @@ def page_statement(
         + limit_clause(limit, offset)
     )
     return template, [application_id, *values]
-
-
-async def page(
-    application_id: int,
-    on_date: date | ReplyFilter | None,
-    limit: int,
-    offset: int,
-    message_chars: int | None = None,
-) -> list[ReplyRow]:
-    """A page of an application's replies and notes, newest first, with agents and threads
-    (each message of a thread cut to its first ``message_chars`` characters; None: whole)."""
-    return _replies_of_page(
-        await select(*page_statement(application_id, on_date, limit, offset, message_chars))
-    )
 
 
 def _replies_of_page(rows: Sequence[Row]) -> list[ReplyRow]:
@@ -168,7 +149,7 @@ def replies_on_query(application_id: int, on_date: date) -> tuple[str, list[obje
 
 @dataclass(slots=True)
 class ReplyListing:
-    """A page of replies (as :func:`page` reads them), the files of its replies, and the
+    """A page of replies (as :func:`page_statement` reads them), the files of its replies, and the
     total the listing was asked to count (None when it was not)."""
 
     replies: list[ReplyRow]
@@ -193,7 +174,8 @@ async def listing(
         rows = await select_together(queries)
         found, files = _replies_of_page(rows[0]), [attachment_of(row) for row in rows[1]]
         return ReplyListing(found, files, None if counted is None else _total(rows[2]))
-    found = await page(application_id, chosen, limit, offset, message_chars)
+    statement = page_statement(application_id, chosen, limit, offset, message_chars)
+    found = _replies_of_page(await select(*statement))
     files = await attachments.attachments_of((), [reply.id for reply in found]) if found else []
     return ReplyListing(found, files, None if counted is None else _total(await select(*counted)))
 

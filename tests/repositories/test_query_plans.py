@@ -90,7 +90,8 @@ async def test_a_day_of_replies_is_read_in_order_from_an_index(backend):
         await make_reply(agent, application, thread, f"Reply {number}")
 
     today = datetime.now(UTC).date()
-    template, values = reply_lists.page_statement(application.id, today, limit=50, offset=0)
+    chosen = reply_lists.ReplyFilter(on_date=today)
+    template, values = reply_lists.page_statement(application.id, chosen, limit=50, offset=0)
     plan = await _plan(_inline(template, values), backend)
 
     assert "TEMP B-TREE" not in plan
