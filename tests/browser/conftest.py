@@ -9,11 +9,17 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright, expect
 
 from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveSite, live_site
 
 PASSWORD = "browser-test-password"
+
+# How long an expectation waits for the page to get there. Playwright's 5 s ran out once on a
+# loaded two-core machine, the suite's other worker busy beside Chromium: the API reference's
+# heading appeared just after it, while Swagger UI's bundle (1.7 MB of script) was still being
+# run. A page that never gets there still fails, later.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")
