@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from app.repositories.search import SCAN_CONDITION
+from app.repositories.search import SCAN_CONDITION, scan_among_senders
 from app.repositories.sql import (
     Row,
     limit_clause,
@@ -144,6 +144,12 @@ class ThreadQuery:
         """This query narrowed to the threads whose message, or sender's e-mail or name, is
         LIKE ``pattern`` (see :func:`app.repositories.search.contains_pattern`)."""
         return replace(self.where(SCAN_CONDITION, pattern, pattern, pattern), reads_sender=True)
+
+    def containing_among(self, text: str, senders: Sequence[int]) -> ThreadQuery:
+        """:meth:`containing` the text itself, when ``senders`` holds every sender whose e-mail
+        or name may hold it (see :func:`app.repositories.search.scan_among_senders`)."""
+        condition, values = scan_among_senders(text, senders)
+        return self.where(condition, *values)
 
     def ids(self, operator: str, value: int) -> ThreadQuery:
         """This query narrowed to the threads whose id is ``operator value``, written against

@@ -198,17 +198,22 @@ async def _search(
     window = await search_service.scan_window_floor(application.id, filters.archived, filters.before)
     if window is None:
         return await _page(read, scanned, limit, offset)
+    senders = await search_service.matching_senders(application.id, text)
+    # Knowing every sender who may match, the scan need not read each thread's sender.
+    matching = scanned if senders is None else selected.containing_among(text, senders)
     # The window's matches are the newest of the look-up's, so an offset counts the same in both.
-    page = await _page(read, scanned.ids(">=", window), limit, offset)
+    page = await _page(read, matching.ids(">=", window), limit, offset)
     if page.has_more:
         return page
-    candidates = await search_service.look_up(application.id, filters.archived, text, filters.before)
-    if candidates is None:
+    if senders is None:
         return await _page(read, scanned, limit, offset)
+    candidates = await search_service.look_up_among(
+        application.id, filters.archived, text, filters.before, senders
+    )
     if not candidates.ids:
         return InboxPage([], candidates.floor)
     # The text again: on SQLite a candidate's text may have changed since it was indexed.
-    return await _page(read, scanned.among(candidates.ids), limit, offset, candidates.floor)
+    return await _page(read, matching.among(candidates.ids), limit, offset, candidates.floor)
 
 
 async def count_threads(
@@ -238,7 +243,8 @@ async def count_threads(
         if candidates is not None:
             if not candidates.ids:
                 return Total(0, candidates.floor is None)
-            counted = await _count(found.containing(contains_pattern(text)).among(candidates.ids))
+            matching = found.containing_among(text, candidates.senders)
+            counted = await _count(matching.among(candidates.ids))
             return Total(counted.count, counted.exact and candidates.floor is None)
     if text:
         found = found.containing(contains_pattern(text))

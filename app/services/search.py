@@ -7,12 +7,15 @@ searches in two ways, each bounded:
 
 1. **Scan the newest threads.** The plain filter runs over the newest ``SCAN_WINDOW`` threads
    below the cursor. A frequent word fills the page there, and a small inbox is all there.
+   The senders whose e-mail or name matches are looked up first (:func:`matching_senders`, at
+   most ``MAX_SENDERS`` of them), so that the scan tests the text of those senders only
+   instead of reading every thread's sender; with more, it reads them all.
 2. **Look the text up in trigram indexes** (migration ``0005_search_indexes``: FTS5 tables on
    SQLite, pg_trgm GIN indexes on PostgreSQL), when the scan did not fill the page: the ids of
    the newest ``MAX_CANDIDATES`` threads whose message matches, and of the newest
-   ``MAX_CANDIDATES`` threads of senders whose e-mail or name matches (at most
-   ``MAX_SENDERS`` of them). When a list is full, older threads were not looked at: the page
-   stops at its oldest id (the ``floor``) and the next page goes on from there.
+   ``MAX_CANDIDATES`` threads of the matching senders. When a list is full, older threads were
+   not looked at: the page stops at its oldest id (the ``floor``) and the next page goes on
+   from there.
 
 On SQLite, new threads and senders reach the FTS5 tables in batches (:func:`index_new_rows`),
 not in the capture transaction, where an FTS5 insert cost a large share of SQLite's submit
@@ -36,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app import search_db
 from app.db import transactional
@@ -68,6 +71,8 @@ class Candidates:
 
     ids: list[int]
     floor: int | None = None
+    senders: list[int] = field(default_factory=list)
+    """Every sender whose e-mail or name may hold the text (:func:`matching_senders`)."""
 
 
 def indexed(text: str) -> bool:
@@ -186,25 +191,38 @@ async def run_indexer(stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), INDEX_INTERVAL)
 
 
+async def matching_senders(application_id: int, text: str) -> list[int] | None:
+    """The application's senders whose e-mail or name holds ``text``, from the trigram indexes;
+    None when the indexes would not help: more than MAX_SENDERS match, or SQLite's search file
+    lacks more than CATCH_UP rows. On SQLite some may no longer hold the text (changed, not
+    indexed again yet): a scan tests their text again (:meth:`ThreadQuery.containing_among`)."""
+    if not postgres() and not (search_db.available() and await _within_reach()):
+        return None
+    return await search.matching_senders(application_id, text, MAX_SENDERS)
+
+
 async def look_up(application_id: int, archived: bool, text: str, before: int | None) -> Candidates | None:
     """The threads below ``before`` that match ``text``, from the trigram indexes; None when
-    the text is too common for the indexes to help (more than MAX_SENDERS senders match).
+    they would not help (see :func:`matching_senders`)."""
+    senders = await matching_senders(application_id, text)
+    return None if senders is None else await look_up_among(application_id, archived, text, before, senders)
+
+
+async def look_up_among(
+    application_id: int, archived: bool, text: str, before: int | None, senders: list[int]
+) -> Candidates:
+    """The threads below ``before`` whose message holds ``text``, or whose sender is one of
+    ``senders`` (:func:`matching_senders`), from the trigram indexes.
 
     When a list is full, older threads were not looked at: the page stops at its oldest id (the
     ``floor``) and the next page goes on from there. On SQLite, what the search file does not
-    hold yet is read from the main file, so a search never misses a thread; None when that is
-    more than CATCH_UP rows. A look-up only reads: it never waits for the indexer, whose
-    transactions may hold the search file for seconds while FTS5 merges at ten million threads.
-    Some candidates may no longer hold the text (changed, not indexed again yet): the page
-    reads the candidates with the text condition.
+    hold yet is read from the main file, so a search never misses a thread. A look-up only
+    reads: it never waits for the indexer, whose transactions may hold the search file for
+    seconds while FTS5 merges at ten million threads. Some candidates may no longer hold the
+    text (changed, not indexed again yet): the page reads the candidates with the text condition.
     """
-    if not postgres() and not (search_db.available() and await _within_reach()):
-        return None
-    found = await search.candidates(application_id, archived, text, before, MAX_CANDIDATES, MAX_SENDERS)
-    if found is None:
-        return None
-    lists = list(found)
+    lists = list(await search.candidates(application_id, archived, text, before, MAX_CANDIDATES, senders))
     floors = [ids[-1] for ids in lists if len(ids) == MAX_CANDIDATES]
     floor = max(floors, default=None)
     ids = sorted({i for ids in lists for i in ids if floor is None or i >= floor}, reverse=True)
-    return Candidates(ids, floor)
+    return Candidates(ids, floor, senders)

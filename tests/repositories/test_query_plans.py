@@ -172,6 +172,24 @@ async def test_the_search_window_is_counted_off_an_index_by_state(backend):
         _assert_read_in_order_off_the_index_by_state(plan, backend)
 
 
+async def test_a_search_window_with_its_senders_known_walks_the_threads_in_order(backend):
+    """Even for a word PostgreSQL guesses rare, where it would read the trigram index for a
+    ``LIKE`` (all of the word's threads, however old) rather than the window's threads."""
+    agent = await make_user()
+    application = await make_application(agent)
+    await seed_application(application.id, 600)
+    await maintenance.refresh_statistics(("feedback", "members"))
+    first, second = await Feedback.filter(application_id=application.id).order_by("id").limit(2)
+    senders = [first.member_id, second.member_id]
+
+    query = ThreadQuery.of_state(application.id, False).containing_among("zqxjvw", senders)
+    template, values = query.ids(">=", first.id).statement(limit=51)
+    plan = await _plan(_inline(template, values), backend)
+
+    _assert_read_in_order_off_the_index_by_state(plan, backend)
+    assert "feedback_message_search" not in plan and "Hash" not in plan, plan
+
+
 async def test_a_search_looks_words_up_in_the_trigram_indexes(backend):
     if backend == "sqlite":
         messages = _inline(search._SQLITE_MESSAGE_MATCHES, ["%export%", 1, 0, 10**9, 50])

@@ -26,13 +26,14 @@ def path(request, monkeypatch) -> str:
     if request.param != "scan":
         monkeypatch.setattr(search, "SCAN_WINDOW", 0)
     if request.param == "indexes":
-        look_up = search.look_up
+        # A search reads the indexes first for the senders who may match.
+        matching_senders = search.matching_senders
 
         async def indexed_first(*args):
             await search.index_new_rows()
-            return await look_up(*args)
+            return await matching_senders(*args)
 
-        monkeypatch.setattr(search, "look_up", indexed_first)
+        monkeypatch.setattr(search, "matching_senders", indexed_first)
     return request.param
 
 
@@ -135,6 +136,37 @@ async def test_more_matches_than_one_look_up_holds_are_paged_without_gaps(applic
 
     newest_first = reversed(range(8))
     assert seen == [text for n in newest_first for text in (f"Sender {n}.", f"Export problem {n}.")]
+
+
+async def test_senders_matching_in_the_newest_threads_fill_a_page_without_a_look_up(application, monkeypatch):
+    monkeypatch.setattr(search, "SCAN_WINDOW", 4)
+    for number in range(6):
+        await make_thread(application, email=f"pond{number}@example.org", message=f"From Pond {number}.")
+        await make_thread(application, name="Rory Williams", message=f"Unrelated {number}.")
+
+    async def no_look_up(*args):
+        raise AssertionError("the window holds a page")
+
+    monkeypatch.setattr(search, "look_up_among", no_look_up)
+    page = await search_threads(application, query="POND", limit=1)
+
+    assert [row.thread.message for row in page.rows] == ["From Pond 5."]
+    assert page.next_before is not None
+
+
+async def test_a_sender_renamed_since_indexing_matches_by_the_new_name_in_the_newest_threads(
+    application, backend, monkeypatch
+):
+    if backend != "sqlite":
+        pytest.skip("the search file is SQLite's")
+    monkeypatch.setattr(search, "SCAN_WINDOW", 4)
+    for number in range(6):
+        await make_thread(application, email="amy@example.org", name="Amy Oldname", message=f"Amy {number}.")
+    await search.index_new_rows()
+    await make_thread(application, email="amy@example.org", name="Amy Pond", message="Amy renamed.")
+
+    assert await messages_found(application, "oldname", limit=1) == []
+    assert await messages_found(application, "pond", limit=1) == ["Amy renamed."]
 
 
 async def test_search_query_count_does_not_grow_with_the_matches(application, queries):
