@@ -56,6 +56,8 @@ CONFIG = ROOT / "schemathesis.toml"
 ST = Path(sys.executable).parent / "st"
 INBOUND_SECRET = "fuzzing-inbound-secret-0123456789"
 DOOMED_THREADS = 6
+# Seconds of fuzzing per database: a few minutes of CI in all, with the seed of schemathesis.toml.
+FUZZ_SECONDS = int(os.environ.get("EARFUL_FUZZ_SECONDS", "75"))
 DOOMED_WEBHOOKS = 3
 DOOMED_INVITATIONS = 3
 DOOMED_SAVED_REPLIES = 3
