@@ -11,6 +11,7 @@ from app.models import SENTIMENTS
 from app.repositories.applications import ApplicationRow
 from app.repositories.inbox import ThreadLine, ThreadQuery, count_up_to, newest, newest_lines
 from app.repositories.search import contains_pattern
+from app.repositories.sql import postgres
 from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
 from app.services import search as search_service
@@ -239,16 +240,41 @@ async def count_threads(
         return Total(chosen.tag.archived_count if filters.archived else chosen.tag.open_count)
     text = filters.text
     if text and search_service.indexed(text):
-        candidates = await search_service.look_up(application.id, filters.archived, text, None)
-        if candidates is not None:
-            if not candidates.ids:
-                return Total(0, candidates.floor is None)
-            matching = found.containing_among(text, candidates.senders)
-            counted = await _count(matching.among(candidates.ids))
-            return Total(counted.count, counted.exact and candidates.floor is None)
+        counted = await _count_text(application, filters.archived, found, text)
+        if counted is not None:
+            return counted
     if text:
         found = found.containing(contains_pattern(text))
     return await _count(found)
+
+
+async def _count_text(
+    application: ApplicationRow, archived: bool, found: ThreadQuery, text: str
+) -> Total | None:
+    """How many threads of ``found`` hold ``text``, through the trigram look-up of the page;
+    None when the look-up would not help (the caller then scans).
+
+    On PostgreSQL a frequent word (:func:`app.services.search.frequent_in_window`) is counted
+    among the newest COUNT_WINDOW threads instead: its look-up reads every thread with the word
+    (the trigram index knows no order), 0.3 s for a word of one thread in twenty and 0.9 s for
+    "the" at a million threads, where the bounded scan reads at most COUNT_WINDOW threads.
+    SQLite's FTS5 reads the newest matches first and stops. Either way the total is a lower
+    bound once the count stopped short of the oldest threads.
+    """
+    senders = await search_service.matching_senders(application.id, text)
+    if senders is None:
+        return None
+    matching = found.containing_among(text, senders)
+    if postgres():
+        floor = await search_service.frequent_in_window(application.id, archived, matching)
+        if floor is not None:
+            counted = await _count(matching.ids(">=", floor))
+            return Total(counted.count, counted.exact and floor == 0)
+    candidates = await search_service.look_up_among(application.id, archived, text, None, senders)
+    if not candidates.ids:
+        return Total(0, candidates.floor is None)
+    counted = await _count(matching.among(candidates.ids))
+    return Total(counted.count, counted.exact and candidates.floor is None)
 
 
 async def _count(query: ThreadQuery) -> Total:

@@ -11,6 +11,7 @@ from app.db import atomic
 from app.errors import ValidationError
 from app.models import Feedback
 from app.services import feedback, inbox
+from app.services import search as search_service
 from app.services.feedback import set_archived
 from app.services.inbox import count_threads, search, search_threads
 from app.services.thread_filters import ThreadFilters
@@ -234,6 +235,49 @@ async def test_count_stops_at_its_cap_and_says_it_is_not_exact(application, monk
         await make_thread(application, sentiment="positive")
 
     assert await count_threads(application, ThreadFilters(sentiment="positive")) == inbox.Total(2, False)
+
+
+@pytest.fixture
+def small_windows(monkeypatch) -> None:
+    """A search's window of the 4 newest threads, where 3 matches make a word frequent, which
+    PostgreSQL then counts among the 6 newest threads."""
+    monkeypatch.setattr(search_service, "SCAN_WINDOW", 4)
+    monkeypatch.setattr(search_service, "FREQUENT_IN_WINDOW", 2)
+    monkeypatch.setattr(search_service, "COUNT_WINDOW", 6)
+
+
+async def test_a_frequent_word_is_counted_among_the_newest_threads_on_postgresql(
+    application, backend, small_windows, monkeypatch
+):
+    if backend != "postgres":
+        pytest.skip("SQLite's FTS5 reads a word's newest matches first: it counts through the look-up")
+    for _ in range(10):
+        await make_thread(application, message="Export fails.")
+
+    async def no_look_up(*args):
+        raise AssertionError("a frequent word is not looked up")
+
+    monkeypatch.setattr(search_service, "look_up_among", no_look_up)
+
+    assert await count_threads(application, ThreadFilters(query="export")) == inbox.Total(6, False)
+
+
+async def test_a_frequent_word_of_fewer_threads_than_it_is_counted_among_is_counted_exactly(
+    application, small_windows, monkeypatch
+):
+    monkeypatch.setattr(search_service, "COUNT_WINDOW", 100)
+    for number in range(10):
+        await make_thread(application, message="Export fails." if number >= 4 else "Dark mode, please.")
+
+    assert await count_threads(application, ThreadFilters(query="export")) == inbox.Total(6)
+
+
+async def test_a_word_rare_in_the_newest_threads_is_counted_through_the_look_up(application, small_windows):
+    await make_thread(application, message="Export fails.")
+    for _ in range(9):
+        await make_thread(application, message="Dark mode, please.")
+
+    assert await count_threads(application, ThreadFilters(query="export")) == inbox.Total(1)
 
 
 async def test_filters_never_reach_another_applications_threads(application):
