@@ -184,13 +184,17 @@ class ThreadQuery:
             [*self.join_values, *self.values],
         )
 
-    def count_statement(self, cap: int) -> tuple[str, list[object]]:
+    def count_statement(self, cap: int, in_order: bool = False) -> tuple[str, list[object]]:
         """The statement counting this query's threads, stopping at ``cap``: it reads at most
-        ``cap`` matches, however many there are."""
+        ``cap`` matches, however many there are. ``in_order``: read them newest first, as a
+        page does, so that a range of ids bounds the rows read in any plan (PostgreSQL's
+        generic plan for ``-f.id <= $4`` without an order scanned the whole table, 370 ms at a
+        million threads, for a range of 50,000)."""
         sender = " JOIN members m ON m.id = f.member_id" if self.reads_sender else ""
+        order = f" {self.order_by()}" if in_order else ""
         return (
             f"SELECT COUNT(*) AS found FROM (SELECT 1 FROM feedback f{sender} {' '.join(self.joins)} "
-            f"WHERE {' AND '.join(self.conditions)} LIMIT {{}}) matches",
+            f"WHERE {' AND '.join(self.conditions)}{order} LIMIT {{}}) matches",
             [*self.join_values, *self.values, cap],
         )
 
@@ -209,7 +213,8 @@ async def newest_lines(
     return [line_of(row) for row in await select(*statement)]
 
 
-async def count_up_to(query: ThreadQuery, cap: int) -> int:
-    """How many threads the query matches, counting no further than ``cap``."""
-    row = await select_one(*query.count_statement(cap))
+async def count_up_to(query: ThreadQuery, cap: int, in_order: bool = False) -> int:
+    """How many threads the query matches, counting no further than ``cap`` (``in_order``:
+    see :meth:`ThreadQuery.count_statement`)."""
+    row = await select_one(*query.count_statement(cap, in_order))
     return int(row["found"]) if row else 0

@@ -268,7 +268,7 @@ async def _count_text(
     if postgres():
         floor = await search_service.frequent_in_window(application.id, archived, matching)
         if floor is not None:
-            counted = await _count(matching.ids(">=", floor))
+            counted = await _count(matching.ids(">=", floor), in_order=True)
             return Total(counted.count, counted.exact and floor == 0)
     candidates = await search_service.look_up_among(application.id, archived, text, None, senders)
     if not candidates.ids:
@@ -277,8 +277,8 @@ async def _count_text(
     return Total(counted.count, counted.exact and candidates.floor is None)
 
 
-async def _count(query: ThreadQuery) -> Total:
-    found = await count_up_to(query, MAX_COUNTED + 1)
+async def _count(query: ThreadQuery, in_order: bool = False) -> Total:
+    found = await count_up_to(query, MAX_COUNTED + 1, in_order)
     return Total(min(found, MAX_COUNTED), found <= MAX_COUNTED)
 
 

@@ -97,14 +97,16 @@ async def frequent_in_window(application_id: int, archived: bool, matching: Thre
     frequent.
 
     A word is frequent when more than FREQUENT_IN_WINDOW of the newest SCAN_WINDOW threads
-    (``matching``: the threads that hold it) hold it, one in forty: a trigram look-up then
-    reads more threads on PostgreSQL, each rechecked, than a walk of COUNT_WINDOW threads
-    does (about 6 µs a match against 1.3 µs a thread here, benchmarks/notes.md).
+    (``matching``: the threads that hold it) hold it, one in forty: PostgreSQL's trigram
+    look-up then reads and rechecks every thread with the word, 3-9 µs of each (on up to three
+    processes), where a walk of the newest threads costs 1.5 µs of each thread walked
+    (benchmarks/notes.md).
     """
     window = await scan_window_floor(application_id, archived, None)
     if window is None:
         return 0
-    if await count_up_to(matching.ids(">=", window), FREQUENT_IN_WINDOW + 1) <= FREQUENT_IN_WINDOW:
+    held = await count_up_to(matching.ids(">=", window), FREQUENT_IN_WINDOW + 1, in_order=True)
+    if held <= FREQUENT_IN_WINDOW:
         return None
     floor = await search.scan_window_floor(application_id, archived, None, COUNT_WINDOW)
     return floor or 0

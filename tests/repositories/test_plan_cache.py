@@ -165,3 +165,29 @@ async def test_the_parts_of_a_page_are_not_planned_again_on_every_run(db, backen
     generic, custom = await _plans_of(db, *together_statement(parts_queries([t.id for t in page], True)))
 
     assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
+
+
+async def test_a_count_in_order_reads_the_newest_threads_in_its_generic_plan(db, backend):
+    """The count of a search's window (app.services.search.frequent_in_window): with the range
+    of ids as a parameter, the generic plan without the order scanned the whole table."""
+    if backend != "postgres":
+        pytest.skip("a plan cache of PostgreSQL's")
+    application = await make_application(await make_user())
+    await seed_application(application.id, 2000)
+    await maintenance.refresh_statistics(("feedback", "members"))
+    query = ThreadQuery.of_state(application.id, False).containing_among("export", []).ids(">=", 1)
+    template, values = query.count_statement(51, in_order=True)
+    numbered = _statement(template, len(values), connections.get("default"))
+    literals = ", ".join(
+        "false" if value is False else f"'{value}'" if isinstance(value, str) else str(value)
+        for value in values
+    )
+    connection = await asyncpg.connect("postgresql://" + db.split("://", 1)[1])
+    try:
+        await connection.execute("SET plan_cache_mode = force_generic_plan")
+        await connection.execute(f"PREPARE windowed AS {numbered}")
+        plan = "\n".join(row[0] for row in await connection.fetch(f"EXPLAIN EXECUTE windowed({literals})"))
+    finally:
+        await connection.close()
+
+    assert "feedback_newest_by_state" in plan and "Seq Scan" not in plan, plan
