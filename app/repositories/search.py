@@ -25,8 +25,9 @@ MESSAGE_CONDITION = "UPPER(CAST(f.message AS VARCHAR)) LIKE UPPER({}) ESCAPE '\\
 
 
 def _holds(column: str) -> str:
-    """ "``column`` holds the text ``{}``, in any case", written so that no index serves it: the
-    same test as ``LIKE`` of :func:`contains_pattern` (which the trigram indexes serve)."""
+    """The test that ``column`` holds the text ``{}``, in any case, written so that no index
+    serves it: the same test as ``LIKE`` of :func:`contains_pattern` (which the trigram indexes
+    serve)."""
     position = "strpos" if postgres() else "instr"
     return f"{position}(UPPER(CAST({column} AS VARCHAR)), UPPER({{}})) > 0"
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app import search_db
 from app.db import transactional
@@ -76,8 +76,6 @@ class Candidates:
 
     ids: list[int]
     floor: int | None = None
-    senders: list[int] = field(default_factory=list)
-    """Every sender whose e-mail or name may hold the text (:func:`matching_senders`)."""
 
 
 def indexed(text: str) -> bool:
@@ -251,4 +249,4 @@ async def look_up_among(
     floors = [ids[-1] for ids in lists if len(ids) == MAX_CANDIDATES]
     floor = max(floors, default=None)
     ids = sorted({i for ids in lists for i in ids if floor is None or i >= floor}, reverse=True)
-    return Candidates(ids, floor, senders)
+    return Candidates(ids, floor)
