@@ -208,9 +208,7 @@ async def _search(
         return page
     if senders is None:
         return await _page(read, scanned, limit, offset)
-    candidates = await search_service.look_up_among(
-        application.id, filters.archived, text, filters.before, senders
-    )
+    candidates = await search_service.look_up(application.id, filters.archived, text, filters.before, senders)
     if not candidates.ids:
         return InboxPage([], candidates.floor)
     # The text again: on SQLite a candidate's text may have changed since it was indexed.
@@ -270,7 +268,7 @@ async def _count_text(
         if floor is not None:
             counted = await _count(matching.ids(">=", floor), in_order=True)
             return Total(counted.count, counted.exact and floor == 0)
-    candidates = await search_service.look_up_among(application.id, archived, text, None, senders)
+    candidates = await search_service.look_up(application.id, archived, text, None, senders)
     if not candidates.ids:
         return Total(0, candidates.floor is None)
     counted = await _count(matching.among(candidates.ids))

@@ -225,14 +225,7 @@ async def matching_senders(application_id: int, text: str) -> list[int] | None:
     return await search.matching_senders(application_id, text, MAX_SENDERS)
 
 
-async def look_up(application_id: int, archived: bool, text: str, before: int | None) -> Candidates | None:
-    """The threads below ``before`` that match ``text``, from the trigram indexes; None when
-    they would not help (see :func:`matching_senders`)."""
-    senders = await matching_senders(application_id, text)
-    return None if senders is None else await look_up_among(application_id, archived, text, before, senders)
-
-
-async def look_up_among(
+async def look_up(
     application_id: int, archived: bool, text: str, before: int | None, senders: list[int]
 ) -> Candidates:
     """The threads below ``before`` whose message holds ``text``, or whose sender is one of

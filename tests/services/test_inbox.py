@@ -257,7 +257,7 @@ async def test_a_frequent_word_is_counted_among_the_newest_threads_on_postgresql
     async def no_look_up(*args):
         raise AssertionError("a frequent word is not looked up")
 
-    monkeypatch.setattr(search_service, "look_up_among", no_look_up)
+    monkeypatch.setattr(search_service, "look_up", no_look_up)
 
     assert await count_threads(application, ThreadFilters(query="export")) == inbox.Total(6, False)
 

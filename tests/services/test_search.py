@@ -147,7 +147,7 @@ async def test_senders_matching_in_the_newest_threads_fill_a_page_without_a_look
     async def no_look_up(*args):
         raise AssertionError("the window holds a page")
 
-    monkeypatch.setattr(search, "look_up_among", no_look_up)
+    monkeypatch.setattr(search, "look_up", no_look_up)
     page = await search_threads(application, query="POND", limit=1)
 
     assert [row.thread.message for row in page.rows] == ["From Pond 5."]
@@ -328,7 +328,7 @@ async def test_a_search_scans_while_the_search_file_is_far_behind(application, b
     for number in range(3):
         await make_thread(application, message=f"Export number {number}.")
 
-    assert await search.look_up(application.id, False, "export", None) is None
+    assert await search.matching_senders(application.id, "export") is None
     assert len(await messages_found(application, "export")) == 3
     assert (await search_index.backlog(10))["feedback"] == 3
 
