@@ -33,6 +33,7 @@ from app.private_files import make_private_dir
 from app.services.applications import forget_capture_cache
 from app.services.blocklist import forget_blocklists
 from app.services.deployment import use_settings
+from app.services.tags import tag_labels
 from app.services.thread_writer import known_tags
 from app.workers import background_worker
 from tests.compile_once import compile_once_per_session
@@ -165,6 +166,7 @@ async def empty_database() -> None:
     forget_capture_cache()
     forget_blocklists()
     known_tags.clear()
+    tag_labels.clear()
 
 
 @pytest.fixture

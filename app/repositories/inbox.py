@@ -49,14 +49,32 @@ class ThreadLine:
     assignee_id: int | None
     assignee_name: str | None
     """The assignee's name; None when nobody is assigned (or the account is gone)."""
+    tag_ids: tuple[int, ...]
+    """The ids of the thread's tags, in no order: a page's tags are known by id
+    (:func:`app.services.tags.labels_of`), so the page needs no statement of its own for them."""
 
 
 def _line_columns(excerpt: int | None) -> str:
     return (
         f"f.id, {message_start(excerpt)} AS message, f.sentiment, f.nps, "
         "f.first_reply_time IS NOT NULL AS replied, f.created_at, m.name AS sender_name, "
-        "m.email AS sender_email, f.assignee_id, a.name AS assignee_name"
+        f"m.email AS sender_email, f.assignee_id, a.name AS assignee_name, {_tag_ids_column()}"
     )
+
+
+def _tag_ids_column() -> str:
+    """The thread's tag ids, off the links' (feedback_id, tag_id) index: an integer array on
+    PostgreSQL, a comma-separated text (NULL for none) on SQLite."""
+    links = "FROM feedback_tags l WHERE l.feedback_id = f.id"
+    if postgres():
+        return f"ARRAY(SELECT l.tag_id {links}) AS tag_ids"
+    return f"(SELECT group_concat(l.tag_id) {links}) AS tag_ids"
+
+
+def _tag_ids(value: object) -> tuple[int, ...]:
+    if isinstance(value, str):
+        return tuple(int(tag_id) for tag_id in value.split(","))
+    return tuple(value) if isinstance(value, list) else ()
 
 
 def line_of(row: Row) -> ThreadLine:
@@ -72,6 +90,7 @@ def line_of(row: Row) -> ThreadLine:
         row["sender_email"],
         row["assignee_id"],
         row["assignee_name"],
+        _tag_ids(row["tag_ids"]),
     )
 
 

@@ -22,6 +22,16 @@ from app.repositories.sql import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class TagLabel:
+    """What a tag's chip shows: its name and colour, which never change once the tag exists
+    (there is no rename, and the colour follows from the name, app.services.tags.color_for)."""
+
+    id: int
+    name: str
+    color: str
+
+
 @dataclass(slots=True)
 class TagRow:
     """A tag of an application, with its counts of open and archived threads."""
@@ -57,6 +67,16 @@ async def tags_of_application(application_id: int) -> list[TagRow]:
         [application_id],
     )
     return [tag_of(row) for row in rows]
+
+
+async def labels_of_tags(application_id: int, tag_ids: Sequence[int]) -> list[TagLabel]:
+    """The labels of the application's tags among ``tag_ids``."""
+    of_tags, values = one_of("id", list(tag_ids))
+    rows = await select(
+        f"SELECT id, name, color FROM tags WHERE application_id = {{}} AND {of_tags}",
+        [application_id, *values],
+    )
+    return [TagLabel(row["id"], row["name"], row["color"]) for row in rows]
 
 
 async def tag_id(application_id: int, name: str) -> int | None:

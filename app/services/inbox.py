@@ -12,10 +12,10 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.inbox import ThreadLine, ThreadQuery, count_up_to, newest, newest_lines
 from app.repositories.search import contains_pattern
 from app.repositories.sql import postgres
-from app.repositories.tags import TagRow
+from app.repositories.tags import TagLabel, TagRow
 from app.repositories.threads import ThreadRow
 from app.services import search as search_service
-from app.services.tags import find_tag, tags_of_threads
+from app.services.tags import find_tag, labels_of, tags_of_threads
 from app.services.thread_filters import UNASSIGNED, ThreadFilters
 
 PAGE_SIZE = 50
@@ -36,24 +36,28 @@ class InboxFilters(TypedDict):
 
 
 Thread = TypeVar("Thread", ThreadRow, ThreadLine)
+Tag = TypeVar("Tag", TagRow, TagLabel)
 # Reads the newest threads of a query: (query, limit, offset) -> threads.
 Reader = Callable[[ThreadQuery, int, int], Awaitable[list[Thread]]]
+# The tags of a page's threads, by thread id.
+TagReader = Callable[[list[Thread]], Awaitable[dict[int, list[Tag]]]]
 
 
 @dataclass
-class InboxRow(Generic[Thread]):
+class InboxRow(Generic[Thread, Tag]):
     """One thread of an inbox page, with its tags: a :class:`ThreadRow` with its sender
-    (``thread.member``), or for the inbox page itself a :class:`ThreadLine`."""
+    (``thread.member``) and its tags with their counts, or for the inbox page itself a
+    :class:`ThreadLine` and its tags' labels."""
 
     thread: Thread
-    tags: list[TagRow] = field(default_factory=list)
+    tags: list[Tag] = field(default_factory=list)
 
 
 @dataclass
-class InboxPage(Generic[Thread]):
+class InboxPage(Generic[Thread, Tag]):
     """A page of threads, newest first, and whether older ones follow."""
 
-    rows: list[InboxRow[Thread]]
+    rows: list[InboxRow[Thread, Tag]]
     next_before: int | None
     """The ``before`` cursor of the next (older) page; None on the last page."""
 
@@ -82,10 +86,10 @@ async def search_threads(
     limit: int = PAGE_SIZE,
     after: int | None = None,
     excerpt: int | None = None,
-) -> InboxPage[ThreadLine]:
+) -> InboxPage[ThreadLine, TagLabel]:
     """A page of the inbox as its rows show it (:class:`ThreadLine`, each message cut to its
-    first ``excerpt`` characters, or whole): :func:`search` with the inbox page's filters
-    (``assignee``: an agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`);
+    first ``excerpt`` characters, or whole, and the labels of its tags): :func:`search` with the
+    inbox page's filters (``assignee``: an agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`);
     ``after``, the threads newer than the newest a live inbox shows (app/views/inbox.py,
     ``newer_threads``)."""
     if sentiment is not None and sentiment not in SENTIMENTS:
@@ -103,7 +107,10 @@ async def search_threads(
     async def read_lines(query: ThreadQuery, limit: int, offset: int) -> list[ThreadLine]:
         return await newest_lines(query, limit, offset, excerpt)
 
-    return await _search(application, filters, limit, 0, None, read_lines)
+    async def read_labels(lines: list[ThreadLine]) -> dict[int, list[TagLabel]]:
+        return await labels_of(application.id, {line.id: line.tag_ids for line in lines})
+
+    return await _search(application, filters, limit, 0, None, Readers(read_lines, read_labels))
 
 
 def inbox_thread_filters(filters: InboxFilters) -> ThreadFilters:
@@ -153,7 +160,7 @@ async def search(
     limit: int = PAGE_SIZE,
     offset: int = 0,
     chosen: Selection | None = None,
-) -> InboxPage[ThreadRow]:
+) -> InboxPage[ThreadRow, TagRow]:
     """A page of an application's threads, newest first, matching every filter given, after
     skipping ``offset`` of them.
 
@@ -169,7 +176,19 @@ async def search(
     page is read with its senders in one statement, and its tags with one more. ``offset``
     (the management API's paging) skips matches in the same order, so it costs what it skips.
     """
-    return await _search(application, filters, limit, offset, chosen, newest)
+    return await _search(application, filters, limit, offset, chosen, Readers(newest, _tags_of))
+
+
+async def _tags_of(threads: list[ThreadRow]) -> dict[int, list[TagRow]]:
+    return await tags_of_threads([thread.id for thread in threads])
+
+
+@dataclass(frozen=True)
+class Readers(Generic[Thread, Tag]):
+    """How a page reads its threads, and then their tags."""
+
+    threads: Reader[Thread]
+    tags: TagReader[Thread, Tag]
 
 
 async def _search(
@@ -178,9 +197,9 @@ async def _search(
     limit: int,
     offset: int,
     chosen: Selection | None,
-    read: Reader[Thread],
-) -> InboxPage[Thread]:
-    """:func:`search`, its threads read by ``read``."""
+    read: Readers[Thread, Tag],
+) -> InboxPage[Thread, Tag]:
+    """:func:`search`, its threads and their tags read by ``read``."""
     if not 1 <= limit <= MAX_LIST_LIMIT:
         raise ValidationError("The limit field must be between 1 and %(max)d.", max=MAX_LIST_LIMIT)
     found = (chosen or await selection(application, filters)).query
@@ -281,15 +300,15 @@ async def _count(query: ThreadQuery, in_order: bool = False) -> Total:
 
 
 async def _page(
-    read: Reader[Thread], query: ThreadQuery, limit: int, offset: int = 0, floor: int | None = None
-) -> InboxPage[Thread]:
-    """The newest ``limit`` threads of a query after ``offset`` (read by ``read``), their tags,
-    and the next cursor.
+    read: Readers[Thread, Tag], query: ThreadQuery, limit: int, offset: int = 0, floor: int | None = None
+) -> InboxPage[Thread, Tag]:
+    """The newest ``limit`` threads of a query after ``offset`` and their tags (read by
+    ``read``), and the next cursor.
 
     ``floor``: the search looked at no thread below it, so the next page starts there.
     """
-    found = await read(query, limit + 1, offset)
+    found = await read.threads(query, limit + 1, offset)
     page = found[:limit]
-    tags = await tags_of_threads([thread.id for thread in page])
+    tags = await read.tags(page)
     next_before = page[-1].id if len(found) > limit else floor
     return InboxPage([InboxRow(thread, tags[thread.id]) for thread in page], next_before)

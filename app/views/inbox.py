@@ -18,6 +18,7 @@ from app.models import SENTIMENTS
 from app.repositories.accounts import AgentRow, UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.inbox import ThreadLine
+from app.repositories.tags import TagLabel
 from app.services import assignment, bulk, export
 from app.services.applications import get_application
 from app.services.deletion import parse_thread_ids
@@ -115,7 +116,10 @@ def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable
 
 
 def inbox_rows(
-    application: ApplicationRow, page: InboxPage[ThreadLine], query: dict[str, str], agent_ids: set[int]
+    application: ApplicationRow,
+    page: InboxPage[ThreadLine, TagLabel],
+    query: dict[str, str],
+    agent_ids: set[int],
 ) -> Markup:
     """The rows of a page as the inbox shows them. An assignee who is no longer among
     ``agent_ids`` (left the organization) is marked.
@@ -215,7 +219,7 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
 
 
 async def _matching(
-    application: ApplicationRow, filters: InboxFilters, page: InboxPage[ThreadLine], shown: int
+    application: ApplicationRow, filters: InboxFilters, page: InboxPage[ThreadLine, TagLabel], shown: int
 ) -> Total:
     """How many threads the filters match, for "select all N matching": counted only when there
     is more than this page (from the counters without filters, else a count that stops at
