@@ -30,9 +30,8 @@ from app.config import CaptureLimits, Settings, sqlite_url
 from app.db import close_database, open_database, transactional, upgrade_database
 from app.models import Application, User
 from app.private_files import make_private_dir
-from app.services.applications import forget_capture_cache
-from app.services.blocklist import forget_blocklists
 from app.services.deployment import use_settings
+from app.services.invalidation import forget_all
 from app.services.tags import tag_labels
 from app.services.thread_writer import known_tags
 from app.workers import background_worker
@@ -163,8 +162,7 @@ async def empty_database() -> None:
     await delete_every_row()
     if analyzed:
         await client.execute_script("ANALYZE sqlite_schema")  # the planner reads the statistics again
-    forget_capture_cache()
-    forget_blocklists()
+    forget_all()  # the capture API's applications and blocklists, the agents of applications
     known_tags.clear()
     tag_labels.clear()
 

@@ -247,21 +247,15 @@ _AGENT_IDS = (
 )
 
 
-def agents_of_application_query(application_id: int) -> tuple[str, list[object]]:
-    """The statement of :func:`agents_of_application` (the thread page reads it with the
-    thread: app.repositories.thread_parts); :func:`~app.repositories.accounts.agent_of` reads
-    its rows."""
-    return (
+async def agents_of_application(application_id: int) -> list[AgentRow]:
+    """The agents of an application (its creator and its organization's members), by name: as
+    the pickers show them, without their accounts' secrets and dates."""
+    rows = await select(
         f"SELECT {columns('u', AGENT_COLUMNS)} FROM users u WHERE u.id IN ({_AGENT_IDS}) "
         "ORDER BY u.name, u.id",
         [application_id, application_id],
     )
-
-
-async def agents_of_application(application_id: int) -> list[AgentRow]:
-    """The agents of an application (its creator and its organization's members), by name: as
-    the pickers show them, without their accounts' secrets and dates."""
-    return [agent_of(row) for row in await select(*agents_of_application_query(application_id))]
+    return [agent_of(row) for row in rows]
 
 
 def plan_of_application_query(organization_id: int | None, owner_id: int) -> tuple[str, list[object]]:

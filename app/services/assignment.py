@@ -7,6 +7,14 @@ thread's JSON carries ``assignee``) and the assignee is e-mailed when their noti
 the application is ``instant`` (:func:`app.services.notifications.threads_assigned`), never for
 threads they assigned to themselves.
 
+Whom a thread may be assigned to is read on every inbox and thread page (the assignee picker,
+the "left" mark), so each worker keeps an application's agents for ``CACHE_SECONDS``
+(:class:`app.services.invalidation.ApplicationCache`). A member who joins or leaves drops the
+organization's applications from the caches at once here and, with Redis, everywhere
+(:func:`app.services.organizations.members_changed`); a renamed agent shows under the new name
+within those two seconds. Assigning always checks the assignee afresh
+(:func:`check_assignee`), so a stale list never lets anyone assign to a stranger.
+
 An agent who leaves the organization keeps the threads assigned to them: their name stays on
 those threads, shown as having left, until someone assigns them again (unassigning would write,
 and announce, every such thread at once in the leaving member's transaction). The inbox's Mine
@@ -23,6 +31,7 @@ from app.repositories import applications, threads
 from app.repositories.accounts import AgentRow, UserRow
 from app.repositories.applications import ApplicationRow
 from app.services import notifications
+from app.services.invalidation import ApplicationCache
 from app.services.validation import parse_int, valid_id
 from app.services.webhooks import events
 
@@ -30,10 +39,13 @@ NOT_AN_AGENT = "The assignee must be an agent of the application."
 INVALID_ASSIGNEE = "The assignee id field must be a user id or null."
 
 
+_agents: ApplicationCache[list[AgentRow]] = ApplicationCache(applications.agents_of_application)
+
+
 async def agents(application: ApplicationRow) -> list[AgentRow]:
     """Whom the application's threads may be assigned to: its creator and its organization's
-    members, by name."""
-    return await applications.agents_of_application(application.id)
+    members, by name (kept for two seconds: see the module's docstring)."""
+    return await _agents.get(application.id) or []
 
 
 def parse_assignee_id(value: object) -> int | None:

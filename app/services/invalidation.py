@@ -241,6 +241,13 @@ async def application_changed(application_id: int) -> None:
         await hub.publish(application_id)
 
 
+def forget_all() -> None:
+    """Drop every entry of every shared cache (when the database underneath changes, as in the
+    tests)."""
+    for cache in _SHARED:
+        cache.clear()
+
+
 async def serve_invalidations(redis_url: str, key_prefix: str, stop: asyncio.Event) -> None:
     """Publish this process's changes and apply everyone's, until ``stop`` is set (a background
     task of each web worker when EARFUL_REDIS_URL is set)."""

@@ -35,7 +35,7 @@ from app.repositories.invitations import InvitationRow
 from app.repositories.organizations import OrganizationRow
 from app.services import notifications
 from app.services.deployment import current_settings
-from app.services.organizations import check_owner, check_role_name
+from app.services.organizations import check_owner, check_role_name, members_changed
 from app.services.security import hash_password, random_token, sha256_hex
 from app.services.users import check_new_password
 from app.services.validation import normalize_email
@@ -180,6 +180,7 @@ async def accept(user: UserRow, token: str) -> OrganizationRow:
     check_open(invitation)
     check_addressee(user, invitation)
     await _join(invitation, user)
+    await members_changed(invitation.organization_id)
     assert invitation.organization is not None
     return invitation.organization
 
@@ -197,6 +198,7 @@ async def accept_with_new_account(token: str, name: object, password: str) -> tu
     check_new_password(password)
     password_hash = hash_password(password)  # argon2 is slow on purpose: outside the transaction
     user = await _create_and_join(invitation, chosen[:200], password_hash)
+    await members_changed(invitation.organization_id)
     assert invitation.organization is not None
     return user, invitation.organization
 

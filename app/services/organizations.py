@@ -11,7 +11,8 @@ Every change to the members runs in one transaction that first writes the organi
 that locks the row on PostgreSQL (on SQLite the writers' queue already orders the changes), so
 the role checks that follow read what the concurrent changes committed (two owners leaving at
 once cannot both pass the last-owner check, a member demoted a moment ago cannot still add
-someone).
+someone). Once it has committed, the organization's applications are dropped from every
+worker's caches (:func:`members_changed`): who may be assigned a thread is kept there.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from app.repositories import applications, organizations
 from app.repositories.accounts import UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.organizations import MemberRow, MembershipRow, OrganizationRow
+from app.services.invalidation import application_changed
 from app.services.plans import check_plan_name
 
 OWNERS_ONLY = "Only an owner of the organization can do this."
@@ -119,7 +121,6 @@ async def _insert_organization(name: str, plan: str, roles: list[tuple[int, str]
     return organization
 
 
-@transactional
 async def add_member(organization: OrganizationRow, user: UserRow, role: str = AGENT) -> None:
     """Add a user to an organization, whoever asks: no permission check here (the command line
     and the tests). People join through the surfaces only by accepting an invitation
@@ -128,12 +129,28 @@ async def add_member(organization: OrganizationRow, user: UserRow, role: str = A
     Adding a member twice changes nothing, their role included.
     """
     check_role_name(role)
-    await organizations.insert_memberships(organization.id, [(user.id, role)], datetime.now(UTC))
+    await transactional(organizations.insert_memberships)(
+        organization.id, [(user.id, role)], datetime.now(UTC)
+    )
+    await members_changed(organization.id)
+
+
+async def remove_member(actor: UserRow, organization: OrganizationRow, user_id: int) -> None:
+    """Remove a member: owners remove anyone, any member may leave; never the last owner."""
+    await _remove_member(actor, organization, user_id)
+    await members_changed(organization.id)
+
+
+async def members_changed(organization_id: int) -> None:
+    """Call after the commit of a change to an organization's members: its applications'
+    agents are read again, here at once and with Redis in every worker
+    (app.services.assignment)."""
+    for application in await applications.applications_of_organization(organization_id):
+        await application_changed(application.id)
 
 
 @transactional
-async def remove_member(actor: UserRow, organization: OrganizationRow, user_id: int) -> None:
-    """Remove a member: owners remove anyone, any member may leave; never the last owner."""
+async def _remove_member(actor: UserRow, organization: OrganizationRow, user_id: int) -> None:
     await organizations.touch_organization(organization.id, datetime.now(UTC))
     if user_id != actor.id:
         await check_owner(actor, organization.id)

@@ -2,7 +2,8 @@
 
 Besides the thread with its replies, files and tags, the page shows whom it may be assigned to,
 the e-mail status of each reply sent, whether the plan includes internal notes and the saved
-replies of the reply box: four reads of their own. On PostgreSQL each read outside the thread's
+replies of the reply box: three reads of their own, and the agents, which each worker keeps
+for two seconds (app.services.assignment). On PostgreSQL each read outside the thread's
 statement was a round trip of its own (about a tenth of a millisecond of the worker's CPU and
 as much of the database's, against a page of three), so they go in the thread's one statement
 (app.repositories.thread_parts.thread_with_parts_and); SQLite reads them in turn, in process.
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 
 from app.errors import NotFound
 from app.repositories import applications, outbox, saved_replies, thread_parts
-from app.repositories.accounts import AgentRow, agent_of, plan_of_rows
+from app.repositories.accounts import AgentRow, plan_of_rows
 from app.repositories.applications import ApplicationRow
 from app.repositories.saved_replies import SavedReplyRow, saved_reply_of
+from app.services import assignment
 from app.services.plans import notes_included, plan_or_free
 from app.services.thread_details import ThreadDetails, details_of
 
@@ -41,7 +43,6 @@ async def load_thread_page(application: ApplicationRow, feedback_id: int) -> Thr
         application.id,
         feedback_id,
         [
-            applications.agents_of_application_query(application.id),
             outbox.statuses_of_thread_query(feedback_id),
             applications.plan_of_application_query(application.organization_id, application.owner_id),
             saved_replies.saved_replies_for_query(application.id, application.organization_id),
@@ -49,10 +50,10 @@ async def load_thread_page(application: ApplicationRow, feedback_id: int) -> Thr
     )
     if found is None:
         raise NotFound("Invalid feedback")
-    thread, parts, (agents, statuses, plan, saved) = found
+    thread, parts, (statuses, plan, saved) = found
     return ThreadPage(
         details=details_of(thread, parts),
-        agents=[agent_of(row) for row in agents],
+        agents=await assignment.agents(application),
         deliveries=outbox.statuses_of_rows(statuses),
         notes_allowed=notes_included(plan_or_free(plan_of_rows(plan))),
         saved_replies=[saved_reply_of(row) for row in saved],

@@ -61,6 +61,35 @@ async def test_the_agents_are_read_as_pickers_show_them_without_their_accounts_s
     assert not any(hasattr(agent, "password_hash") for agent in agents)
 
 
+async def test_the_agents_are_read_once_while_kept(team, queries):
+    _, _, _, application = team
+    await assignment.agents(application)
+
+    queries.statements.clear()
+    await assignment.agents(application)
+
+    assert queries.count == 0
+
+
+async def test_a_member_who_joins_is_an_agent_at_once(team):
+    _, _, organization, application = team
+    await assignment.agents(application)
+    carl = await make_user(email="carl@example.com", name="Carl")
+
+    await add_member(organization, carl)
+
+    assert carl.id in [agent.id for agent in await assignment.agents(application)]
+
+
+async def test_a_member_who_leaves_is_no_longer_an_agent_at_once(team):
+    olga, andy, organization, application = team
+    await assignment.agents(application)
+
+    await remove_member(olga, organization, andy.id)
+
+    assert [agent.id for agent in await assignment.agents(application)] == [olga.id]
+
+
 async def test_a_thread_is_assigned_to_an_agent_and_unassigned(team, settings):
     olga, andy, _, application = team
     thread = await make_thread(application)

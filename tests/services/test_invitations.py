@@ -10,11 +10,11 @@ import pytest
 from app.db import atomic
 from app.errors import Forbidden, NotFound, ValidationError
 from app.models import Invitation, Membership, OutboundEmail, User
-from app.services import invitations
+from app.services import assignment, invitations
 from app.services.invitations import InvitationClosed
 from app.services.mail.outbox import deliver_due
 from app.services.security import sha256_hex, verify_password
-from tests.factories import make_organization, make_user
+from tests.factories import make_application, make_organization, make_user
 
 
 def token_of(url: str) -> str:
@@ -71,6 +71,21 @@ async def test_the_invited_user_accepts_once_and_joins_with_the_role(settings, o
     with pytest.raises(InvitationClosed, match="accepted already") as closed:
         await invitations.accept(carl, token_of(made.url))
     assert closed.value.status == 410
+
+
+async def test_whoever_accepts_is_an_agent_of_the_organizations_applications_at_once(
+    settings, owner, organization
+):
+    application = await make_application(owner, organization_id=organization.id)
+    await assignment.agents(application)
+    carl = await make_user(email="carl@example.com")
+    joined = await invitations.invite(owner, organization, carl.email)
+    newcomer = await invitations.invite(owner, organization, "dora@example.com")
+
+    await invitations.accept(carl, token_of(joined.url))
+    dora, _ = await invitations.accept_with_new_account(token_of(newcomer.url), "Dora", "a long passphrase 1")
+
+    assert {carl.id, dora.id} <= {agent.id for agent in await assignment.agents(application)}
 
 
 async def test_another_user_cannot_accept_someone_elses_invitation(settings, owner, organization):

@@ -473,11 +473,12 @@ async def test_thread_page_reads_the_agent_with_the_application_and_the_rest_wit
     client, csrf, agent, application, thread, backend, queries
 ):
     await make_reply(agent, application, thread)
+    await page(client, url(thread))  # the worker now knows the application's agents
 
     queries.statements.clear()
     await page(client, url(thread))
 
     # The agent with the application, then the thread with everything the page shows
-    # (app.services.thread_page); SQLite reads the thread's eight parts in turn.
-    assert queries.count == (2 if backend == "postgres" else 9), queries.statements
+    # (app.services.thread_page); SQLite reads the thread's seven parts in turn.
+    assert queries.count == (2 if backend == "postgres" else 8), queries.statements
     assert "LEFT JOIN applications a" in queries.statements[0]
