@@ -111,13 +111,22 @@ def scan_window_statement(
     application_id: int, archived: bool, before: int | None, window: int
 ) -> tuple[str, list[object]]:
     """The statement of the id just below the newest ``window`` threads below the cursor, read
-    off the index by state (its plan is tested against the indexes)."""
-    extra, extra_values = _below(before)
-    conditions = ["f.application_id = {}", "f.archived = {}", *extra]
+    off the plain index by application, state and id (its plan is tested against the indexes).
+
+    Not off PostgreSQL's ``-id`` index, which pages read (:func:`newest_first`): its ``OFFSET``
+    fetched every skipped thread from the table, since PostgreSQL reads no ``id`` out of an index
+    on ``-id``. Backwards through the plain index it reads the index alone (an index-only scan):
+    15.7-19.8 against 6.4 ms to skip 50,000 open threads of a million, 0.63 against 0.27 ms for
+    2,000. The whole order is spelt out, so that no plan can serve it off the primary key."""
+    conditions = ["f.application_id = {}", "f.archived = {}"]
+    values: list[object] = [application_id, archived]
+    if before is not None:
+        conditions.append("f.id < {}")
+        values.append(before)
     return (
-        f"SELECT f.id AS id FROM feedback f WHERE {' AND '.join(conditions)} {newest_first()} "
-        "LIMIT 1 OFFSET {}",
-        [application_id, archived, *extra_values, window],
+        f"SELECT f.id AS id FROM feedback f WHERE {' AND '.join(conditions)} "
+        "ORDER BY f.application_id DESC, f.archived DESC, f.id DESC LIMIT 1 OFFSET {}",
+        [*values, window],
     )
 
 
