@@ -1,5 +1,6 @@
-"""The capture API's per-worker caches (an application's row, its blocklist), and how a change
-to an application reaches every one of them.
+"""The per-worker caches of what belongs to an application (the capture API's application row
+and blocklist, the agents the pages offer to assign), and how a change to an application
+reaches every one of them.
 
 Widgets post at the rate their users type, so each worker keeps what the capture API reads on
 every request for ``CACHE_SECONDS``. A change (a key rotated, uploads or capture switched off,
