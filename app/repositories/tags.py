@@ -45,6 +45,11 @@ class TagRow:
     created_at: datetime
 
 
+def by_name(tag: TagLabel | TagRow) -> tuple[str, int]:
+    """The order a thread's tags are shown in: by name (then id)."""
+    return (tag.name, tag.id)
+
+
 TAG_COLUMNS = ("id", "application_id", "name", "color", "open_count", "archived_count", "created_at")
 
 
@@ -190,7 +195,7 @@ def tags_by_thread(feedback_ids: Sequence[int], rows: Sequence[Row]) -> dict[int
             tag = tags[row["t.id"]] = tag_of(row)
         found[row["thread"]].append(tag)
     for thread_tags in found.values():
-        thread_tags.sort(key=lambda tag: (tag.name, tag.id))
+        thread_tags.sort(key=by_name)
     return found
 
 

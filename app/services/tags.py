@@ -139,9 +139,7 @@ async def labels_of(
     wanted = {tag_id for ids in tag_ids_by_thread.values() for tag_id in ids}
     labels = await tag_labels.of(application_id, wanted)
     return {
-        feedback_id: sorted(
-            (labels[tag_id] for tag_id in ids if tag_id in labels), key=lambda label: (label.name, label.id)
-        )
+        feedback_id: sorted((labels[tag_id] for tag_id in ids if tag_id in labels), key=tags.by_name)
         for feedback_id, ids in tag_ids_by_thread.items()
     }
 
