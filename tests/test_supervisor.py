@@ -207,9 +207,13 @@ def test_a_killed_worker_is_replaced_while_requests_keep_succeeding(serve, tmp_p
         killed_at = time.monotonic()
         os.kill(victim, signal.SIGKILL)
         replacement = set(serving.wait_for_workers(2, without={victim})) - {survivor}
-        # Two seconds of load after both the recovery deadline and the replacement's start: on a
-        # loaded machine the replacement may take longer than the deadline to come up.
+        # At least two seconds and ten requests of load after both the recovery deadline and the
+        # replacement's start: on a loaded machine the replacement may take longer than the
+        # deadline to come up, and a request longer than usual (CI ran seven in two seconds once).
         time.sleep(max(0.0, killed_at + RECOVERY_SECONDS - time.monotonic()) + 2)
+        deadline = time.monotonic() + 15
+        while len(load.since(killed_at + RECOVERY_SECONDS)) < 10 and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     assert serving.process.poll() is None
     assert survivor in serving.workers() and replacement
