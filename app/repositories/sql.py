@@ -24,6 +24,7 @@ import functools
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -52,7 +53,15 @@ def parameters(count: int) -> str:
     return ", ".join("{}" for _ in range(count))
 
 
-def one_of(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
+@dataclass(frozen=True, slots=True)
+class IdsOf:
+    """PostgreSQL only: ids that the statement finds itself, as an SQL array expression; what
+    :func:`one_of` takes in place of the values (see :func:`select_after`)."""
+
+    expression: str
+
+
+def one_of(column: str, values: Sequence[object] | IdsOf) -> tuple[str, list[object]]:
     """The condition "``column`` is one of ``values``" as a template and its parameters.
 
     On PostgreSQL one array parameter (``= ANY({})``), so that the statement's text is the same
@@ -62,7 +71,9 @@ def one_of(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
     plain parameter: PostgreSQL keeps the generic plan of ``column = $1``, where it prices that of
     ``= ANY($1)`` for an array of several values, finds a one-value array cheaper planned afresh
     and plans it again on every run (tests/repositories/test_plan_cache.py). SQLite takes the
-    list."""
+    list. :class:`IdsOf` values are the array the statement finds."""
+    if isinstance(values, IdsOf):
+        return f"{column} = ANY({values.expression})", []
     if postgres():
         if len(values) == 1:
             return f"{column} = {{}}", [values[0]]
@@ -129,9 +140,42 @@ async def select_together(queries: Sequence[tuple[str, Sequence[object]]]) -> li
     its ``ORDER BY`` gives them."""
     if not postgres():
         return [await select(template, values) for template, values in queries]
-    row = await select_one(*together_statement(queries))
+    return await _together(*together_statement(queries), len(queries))
+
+
+# The name under which the queries of select_after read the rows of the first.
+FIRST_ROWS = "first_rows"
+
+
+def ids_of_first(column: str) -> IdsOf:
+    """The values of ``column`` in the rows of :func:`select_after`'s first query."""
+    return IdsOf(f'ARRAY(SELECT "{column}" FROM {FIRST_ROWS})')
+
+
+async def select_after(
+    first: tuple[str, Sequence[object]], order: str, queries: Sequence[tuple[str, Sequence[object]]]
+) -> list[list[Row]]:
+    """PostgreSQL only: the rows of ``first`` (in the ``ORDER BY`` ``order`` of its columns'
+    names), then those of ``queries``, which read them as the table :data:`FIRST_ROWS`, in one
+    statement: :func:`select_together` for queries that need ids the first one finds (a page's
+    threads, then their replies), where each would otherwise wait for the round trip before it
+    (:func:`ids_of_first`). The first is read once, whatever the number of queries reading
+    it (``MATERIALIZED``)."""
+    return await _together(*after_statement(first, order, queries), len(queries) + 1)
+
+
+def after_statement(
+    first: tuple[str, Sequence[object]], order: str, queries: Sequence[tuple[str, Sequence[object]]]
+) -> tuple[str, list[object]]:
+    """The one statement of :func:`select_after`, and its parameters."""
+    template, values = together_statement([(f"SELECT * FROM {FIRST_ROWS} {order}", []), *queries])
+    return f"WITH {FIRST_ROWS} AS MATERIALIZED ({first[0]}) {template}", [*first[1], *values]
+
+
+async def _together(template: str, values: Sequence[object], count: int) -> list[list[Row]]:
+    row = await select_one(template, values)
     assert row is not None  # a SELECT without FROM returns its one row
-    return [read_json(row[str(number)]) for number in range(len(queries))]
+    return [read_json(row[str(number)]) for number in range(count)]
 
 
 def together_statement(queries: Sequence[tuple[str, Sequence[object]]]) -> tuple[str, list[object]]:
