@@ -154,29 +154,21 @@ async def test_one_thread_with_its_parts_is_not_planned_again_on_every_run(db, b
     assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
 
 
-async def test_the_parts_of_a_page_are_not_planned_again_on_every_run(db, backend):
+@pytest.mark.parametrize("read", ["the parts of a page", "a page with its parts"])
+async def test_a_pages_parts_are_not_planned_again_on_every_run(db, backend, read):
     if backend != "postgres":
         pytest.skip("a plan cache of PostgreSQL's")
     application = await make_application(await make_user(plan="team"))
     await seed_application(application.id, 2000)
     await maintenance.refresh_statistics(("feedback", "members", "replies", "feedback_tags", "tags"))
-    page = await threads.page_of_state(application.id, False, 50, 0)
+    if read == "the parts of a page":
+        ids = [thread.id for thread in await threads.page_of_state(application.id, False, 50, 0)]
+        statement = together_statement(parts_queries(ids, True))
+    else:
+        page = threads.page_of_state_statement(application.id, False, 50, 0)
+        statement = after_statement(page, 'ORDER BY "f.id" DESC', parts_queries(ids_of_first("f.id"), True))
 
-    generic, custom = await _plans_of(db, *together_statement(parts_queries([t.id for t in page], True)))
-
-    assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
-
-
-async def test_a_page_read_with_its_parts_is_not_planned_again_on_every_run(db, backend):
-    if backend != "postgres":
-        pytest.skip("a plan cache of PostgreSQL's")
-    application = await make_application(await make_user(plan="team"))
-    await seed_application(application.id, 2000)
-    await maintenance.refresh_statistics(("feedback", "members", "replies", "feedback_tags", "tags"))
-    page = threads.page_of_state_statement(application.id, False, 50, 0)
-    parts = parts_queries(ids_of_first("f.id"), True)
-
-    generic, custom = await _plans_of(db, *after_statement(page, 'ORDER BY "f.id" DESC', parts))
+    generic, custom = await _plans_of(db, *statement)
 
     assert generic >= RUNS - 5 and custom <= 5, (generic, custom)
 
