@@ -154,22 +154,43 @@ def ids_of_first(column: str) -> IdsOf:
 
 async def select_after(
     first: tuple[str, Sequence[object]], order: str, queries: Sequence[tuple[str, Sequence[object]]]
-) -> list[list[Row]]:
-    """PostgreSQL only: the rows of ``first`` (in the ``ORDER BY`` ``order`` of its columns'
-    names), then those of ``queries``, which read them as the table :data:`FIRST_ROWS`, in one
-    statement: :func:`select_together` for queries that need ids the first one finds (a page's
-    threads, then their replies), where each would otherwise wait for the round trip before it
-    (:func:`ids_of_first`). The first is read once, whatever the number of queries reading
-    it (``MATERIALIZED``)."""
-    return await _together(*after_statement(first, order, queries), len(queries) + 1)
+) -> tuple[list[Row], list[list[Row]]]:
+    """PostgreSQL only: the rows of ``first``, in the order of ``order`` (an ``ORDER BY`` of its
+    columns' names), and the rows of ``queries``, which read them as the table
+    :data:`FIRST_ROWS` (:func:`ids_of_first`), in one statement: :func:`select_together` for
+    queries that need what the first finds (a page's threads, then their replies), where each
+    would otherwise wait for the round trip before it.
+
+    The first's rows are the statement's own, as the driver gives them; the queries' rows come
+    as JSON in the first of them alone (none when the first finds nothing, so the queries must
+    read nothing then). Aggregated into JSON as well, a page of threads cost the database more
+    than the round trip saved (benchmarks/notes.md). The first is read once
+    (``MATERIALIZED``), whatever the number of queries reading it."""
+    rows = await select(*after_statement(first, order, queries))
+    if not rows:
+        return [], [[] for _ in queries]
+    return rows, [read_json(rows[0][str(number)]) for number in range(len(queries))]
+
+
+# The column of select_after's rows that numbers them, from 1.
+_ORDINAL = "first_rows_ordinal"
 
 
 def after_statement(
     first: tuple[str, Sequence[object]], order: str, queries: Sequence[tuple[str, Sequence[object]]]
 ) -> tuple[str, list[object]]:
-    """The one statement of :func:`select_after`, and its parameters."""
-    template, values = together_statement([(f"SELECT * FROM {FIRST_ROWS} {order}", []), *queries])
-    return f"WITH {FIRST_ROWS} AS MATERIALIZED ({first[0]}) {template}", [*first[1], *values]
+    """The one statement of :func:`select_after`, and its parameters. Each query is a subquery
+    without a reference to the row (an init plan): PostgreSQL runs it once, for the first row."""
+    aggregated = ", ".join(
+        f'CASE WHEN {_ORDINAL} = 1 THEN {_aggregated(query)} END AS "{number}"'
+        for number, (query, _) in enumerate(queries)
+    )
+    template = (
+        f"WITH {FIRST_ROWS} AS MATERIALIZED ({first[0]}) SELECT *, {aggregated} FROM "
+        f"(SELECT *, row_number() OVER ({order}) AS {_ORDINAL} FROM {FIRST_ROWS}) numbered "
+        f"ORDER BY {_ORDINAL}"
+    )
+    return template, [*first[1], *(value for _, values in queries for value in values)]
 
 
 async def _together(template: str, values: Sequence[object], count: int) -> list[list[Row]]:
@@ -178,11 +199,15 @@ async def _together(template: str, values: Sequence[object], count: int) -> list
     return [read_json(row[str(number)]) for number in range(count)]
 
 
+def _aggregated(query: str) -> str:
+    """A query's rows as one JSON array (empty when it has none), in its order."""
+    return f"(SELECT COALESCE(json_agg(q), '[]') FROM ({query}) q)"
+
+
 def together_statement(queries: Sequence[tuple[str, Sequence[object]]]) -> tuple[str, list[object]]:
     """The one statement of :func:`select_together` on PostgreSQL, and its parameters."""
     template = "SELECT " + ", ".join(
-        f"(SELECT COALESCE(json_agg(q), '[]') FROM ({query}) q) AS \"{number}\""
-        for number, (query, _) in enumerate(queries)
+        f'{_aggregated(query)} AS "{number}"' for number, (query, _) in enumerate(queries)
     )
     return template, [value for _, values in queries for value in values]
 

@@ -56,13 +56,13 @@ async def page_of_state_with_parts(
     if not postgres():
         page = await threads.page_of_state(application_id, archived, limit, offset)
         return page, await parts_of_threads([thread.id for thread in page])
-    rows = await select_after(
+    rows, parts = await select_after(
         threads.page_of_state_statement(application_id, archived, limit, offset),
         'ORDER BY "f.id" DESC',
         parts_queries(ids_of_first("f.id"), True),
     )
-    page = [thread_of(row) for row in rows[0]]
-    return page, _parts_of_rows([thread.id for thread in page], True, rows[1:])
+    page = [thread_of(row) for row in rows]
+    return page, _parts_of_rows([thread.id for thread in page], True, parts)
 
 
 async def thread_with_parts(application_id: int, feedback_id: int) -> tuple[ThreadRow, ThreadParts] | None:
