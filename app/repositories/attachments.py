@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from app.repositories.sql import (
-    IdsOf,
     Row,
     change,
     change_returning,
@@ -109,7 +108,7 @@ async def attachments_of(feedback_ids: Sequence[int], reply_ids: Sequence[int] =
     return [attachment_of(row) for row in rows]
 
 
-def files_of_threads_and_their_replies_query(feedback_ids: Sequence[int] | IdsOf) -> tuple[str, list[object]]:
+def files_of_threads_and_their_replies_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
     """PostgreSQL only: the files of threads and of their replies, in upload order, the
     replies' ids found by the statement itself (:func:`attachments_of` needs them first). As an
     array, not ``reply_id IN (SELECT ...)``: under the ``OR`` that would be a filter on every

@@ -8,7 +8,6 @@ from datetime import date, datetime
 
 from app.repositories.accounts import AGENT_COLUMNS, AgentRow, UserRow, agent_of_user, optional_agent_of
 from app.repositories.sql import (
-    IdsOf,
     Row,
     change,
     change_returning,
@@ -156,7 +155,7 @@ async def insert_replies(replies: Sequence[ReplyRow]) -> None:
     )  # fmt: skip
 
 
-def replies_of_threads_query(feedback_ids: Sequence[int] | IdsOf) -> tuple[str, list[object]]:
+def replies_of_threads_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
     """The statement of :func:`replies_of_threads` (app.repositories.thread_parts reads it with
     others in one round trip); :func:`reply_of` reads its rows."""
     of_threads, values = one_of("r.feedback_id", feedback_ids)

@@ -24,7 +24,6 @@ import functools
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -53,15 +52,7 @@ def parameters(count: int) -> str:
     return ", ".join("{}" for _ in range(count))
 
 
-@dataclass(frozen=True, slots=True)
-class IdsOf:
-    """PostgreSQL only: ids that the statement finds itself, as an SQL array expression; what
-    :func:`one_of` takes in place of the values (see :func:`select_after`)."""
-
-    expression: str
-
-
-def one_of(column: str, values: Sequence[object] | IdsOf) -> tuple[str, list[object]]:
+def one_of(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
     """The condition "``column`` is one of ``values``" as a template and its parameters.
 
     On PostgreSQL one array parameter (``= ANY({})``), so that the statement's text is the same
@@ -71,9 +62,7 @@ def one_of(column: str, values: Sequence[object] | IdsOf) -> tuple[str, list[obj
     plain parameter: PostgreSQL keeps the generic plan of ``column = $1``, where it prices that of
     ``= ANY($1)`` for an array of several values, finds a one-value array cheaper planned afresh
     and plans it again on every run (tests/repositories/test_plan_cache.py). SQLite takes the
-    list. :class:`IdsOf` values are the array the statement finds."""
-    if isinstance(values, IdsOf):
-        return f"{column} = ANY({values.expression})", []
+    list."""
     if postgres():
         if len(values) == 1:
             return f"{column} = {{}}", [values[0]]
@@ -140,74 +129,16 @@ async def select_together(queries: Sequence[tuple[str, Sequence[object]]]) -> li
     its ``ORDER BY`` gives them."""
     if not postgres():
         return [await select(template, values) for template, values in queries]
-    return await _together(*together_statement(queries), len(queries))
-
-
-# The name under which the queries of select_after read the rows of the first.
-FIRST_ROWS = "first_rows"
-
-
-def ids_of_first(column: str) -> IdsOf:
-    """The values of ``column`` in the rows of :func:`select_after`'s first query."""
-    return IdsOf(f'ARRAY(SELECT "{column}" FROM {FIRST_ROWS})')
-
-
-async def select_after(
-    first: tuple[str, Sequence[object]], order: str, queries: Sequence[tuple[str, Sequence[object]]]
-) -> tuple[list[Row], list[list[Row]]]:
-    """PostgreSQL only: the rows of ``first``, in the order of ``order`` (an ``ORDER BY`` of its
-    columns' names), and the rows of ``queries``, which read them as the table
-    :data:`FIRST_ROWS` (:func:`ids_of_first`), in one statement: :func:`select_together` for
-    queries that need what the first finds (a page's threads, then their replies), where each
-    would otherwise wait for the round trip before it.
-
-    The first's rows are the statement's own, as the driver gives them; the queries' rows come
-    as JSON in the first of them alone (none when the first finds nothing, so the queries must
-    read nothing then). Aggregated into JSON as well, a page of threads cost the database more
-    than the round trip saved (benchmarks/notes.md). The first is read once
-    (``MATERIALIZED``), whatever the number of queries reading it."""
-    rows = await select(*after_statement(first, order, queries))
-    if not rows:
-        return [], [[] for _ in queries]
-    return rows, [read_json(rows[0][str(number)]) for number in range(len(queries))]
-
-
-# The column of select_after's rows that numbers them, from 1.
-_ORDINAL = "first_rows_ordinal"
-
-
-def after_statement(
-    first: tuple[str, Sequence[object]], order: str, queries: Sequence[tuple[str, Sequence[object]]]
-) -> tuple[str, list[object]]:
-    """The one statement of :func:`select_after`, and its parameters. Each query is a subquery
-    without a reference to the row (an init plan): PostgreSQL runs it once, for the first row."""
-    aggregated = ", ".join(
-        f'CASE WHEN {_ORDINAL} = 1 THEN {_aggregated(query)} END AS "{number}"'
-        for number, (query, _) in enumerate(queries)
-    )
-    template = (
-        f"WITH {FIRST_ROWS} AS MATERIALIZED ({first[0]}) SELECT *, {aggregated} FROM "
-        f"(SELECT *, row_number() OVER ({order}) AS {_ORDINAL} FROM {FIRST_ROWS}) numbered "
-        f"ORDER BY {_ORDINAL}"
-    )
-    return template, [*first[1], *(value for _, values in queries for value in values)]
-
-
-async def _together(template: str, values: Sequence[object], count: int) -> list[list[Row]]:
-    row = await select_one(template, values)
+    row = await select_one(*together_statement(queries))
     assert row is not None  # a SELECT without FROM returns its one row
-    return [read_json(row[str(number)]) for number in range(count)]
-
-
-def _aggregated(query: str) -> str:
-    """A query's rows as one JSON array (empty when it has none), in its order."""
-    return f"(SELECT COALESCE(json_agg(q), '[]') FROM ({query}) q)"
+    return [read_json(row[str(number)]) for number in range(len(queries))]
 
 
 def together_statement(queries: Sequence[tuple[str, Sequence[object]]]) -> tuple[str, list[object]]:
     """The one statement of :func:`select_together` on PostgreSQL, and its parameters."""
     template = "SELECT " + ", ".join(
-        f'{_aggregated(query)} AS "{number}"' for number, (query, _) in enumerate(queries)
+        f"(SELECT COALESCE(json_agg(q), '[]') FROM ({query}) q) AS \"{number}\""
+        for number, (query, _) in enumerate(queries)
     )
     return template, [value for _, values in queries for value in values]
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.repositories.sql import (
-    IdsOf,
     Row,
     change,
     change_returning,
@@ -166,11 +165,10 @@ async def ensure_tags(application_id: int, colors: Mapping[str, str], now: datet
     return [tag_of(row) for row in rows]
 
 
-def tags_of_threads_query(feedback_ids: Sequence[int] | IdsOf) -> tuple[str, list[object]]:
+def tags_of_threads_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
     """The statement of :func:`tags_of_threads` (app.repositories.thread_parts reads it with
     others in one round trip); :func:`tags_by_thread` reads its rows."""
-    unique = feedback_ids if isinstance(feedback_ids, IdsOf) else list(dict.fromkeys(feedback_ids))
-    of_threads, values = one_of("l.feedback_id", unique)
+    of_threads, values = one_of("l.feedback_id", list(dict.fromkeys(feedback_ids)))
     return (
         f"SELECT l.feedback_id AS thread, {columns('t', TAG_COLUMNS)} FROM feedback_tags l "
         f"JOIN tags t ON t.id = l.tag_id WHERE {of_threads}",

@@ -4,9 +4,8 @@ agents), their files and their replies' files, and their tags.
 On PostgreSQL the three queries go in one statement (:func:`app.repositories.sql.select_together`),
 with the thread itself when one thread is read by id: a list of threads saved two round trips,
 one thread and the thread page three; the thread page also reads what it shows beside the
-thread in that statement (:func:`thread_with_parts_and`). A page of threads by state comes with
-its parts too, the statement finding the page's ids itself (:func:`page_of_state_with_parts`).
-SQLite runs them in turn, the files once the replies' ids are known.
+thread in that statement (:func:`thread_with_parts_and`). SQLite runs them in turn, the files
+once the replies' ids are known.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from app.repositories import attachments, replies, tags, threads
 from app.repositories.attachments import AttachmentRow, attachment_of
 from app.repositories.replies import ReplyRow, reply_of
-from app.repositories.sql import IdsOf, Row, ids_of_first, postgres, select_after, select_together
+from app.repositories.sql import Row, postgres, select_together
 from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow, thread_of
 
@@ -43,26 +42,6 @@ async def parts_of_threads(feedback_ids: Sequence[int], with_tags: bool = True) 
         return ThreadParts(found, files, await tags.tags_of_threads(feedback_ids) if with_tags else None)
     rows = await select_together(parts_queries(feedback_ids, with_tags))
     return _parts_of_rows(feedback_ids, with_tags, rows)
-
-
-async def page_of_state_with_parts(
-    application_id: int, archived: bool, limit: int, offset: int
-) -> tuple[list[ThreadRow], ThreadParts]:
-    """A page of an application's open (or archived) threads with their senders, newest first
-    (:func:`app.repositories.threads.page_of_state`), and their parts. On PostgreSQL in one
-    statement, whose parts' queries read the page's ids from the page (``ids_of_first``):
-    the feedback list's page and its parts were two round trips, each the kernel's work on
-    both sides (benchmarks/notes.md)."""
-    if not postgres():
-        page = await threads.page_of_state(application_id, archived, limit, offset)
-        return page, await parts_of_threads([thread.id for thread in page])
-    rows, parts = await select_after(
-        threads.page_of_state_statement(application_id, archived, limit, offset),
-        'ORDER BY "f.id" DESC',
-        parts_queries(ids_of_first("f.id"), True),
-    )
-    page = [thread_of(row) for row in rows]
-    return page, _parts_of_rows([thread.id for thread in page], True, parts)
 
 
 async def thread_with_parts(application_id: int, feedback_id: int) -> tuple[ThreadRow, ThreadParts] | None:
@@ -97,7 +76,7 @@ def one_thread_queries(application_id: int, feedback_id: int) -> list[tuple[str,
     return [threads.thread_by_id_query(application_id, feedback_id), *parts_queries([feedback_id], True)]
 
 
-def parts_queries(feedback_ids: Sequence[int] | IdsOf, with_tags: bool) -> list[tuple[str, list[object]]]:
+def parts_queries(feedback_ids: Sequence[int], with_tags: bool) -> list[tuple[str, list[object]]]:
     """The queries :func:`parts_of_threads` reads together on PostgreSQL."""
     queries = [
         replies.replies_of_threads_query(feedback_ids),

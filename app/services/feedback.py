@@ -19,7 +19,7 @@ from app.services import assignment, counters, inbox
 from app.services import sentiment as sentiment_analysis
 from app.services.applications import applications_for_recompute
 from app.services.submissions import Submission
-from app.services.thread_details import ThreadDetails, load_details, load_page_of_state, load_thread_details
+from app.services.thread_details import ThreadDetails, load_details, load_thread_details
 from app.services.thread_filters import ThreadFilters
 from app.services.thread_writer import NewThread, write_thread
 from app.services.validation import MAX_ID
@@ -80,8 +80,9 @@ async def list_threads(
 ) -> tuple[list[ThreadDetails], int]:
     """A page of an application's open (or archived) threads, newest first, and their total."""
     check_page(limit, offset)
+    page = await threads.page_of_state(application.id, archived, limit, offset)
     total = application.archived_threads if archived else application.open_threads
-    return await load_page_of_state(application.id, archived, limit, offset), total
+    return await load_details(page), total
 
 
 async def filter_threads(

@@ -37,15 +37,6 @@ async def load_details(
     return _assembled(loaded, parts, known_tags)
 
 
-async def load_page_of_state(
-    application_id: int, archived: bool, limit: int, offset: int
-) -> list[ThreadDetails]:
-    """A page of an application's open (or archived) threads, newest first, with everything
-    their representation shows (one statement on PostgreSQL: app.repositories.thread_parts)."""
-    page, parts = await thread_parts.page_of_state_with_parts(application_id, archived, limit, offset)
-    return _assembled(page, parts, None)
-
-
 async def load_thread_details(application_id: int, feedback_id: int) -> ThreadDetails | None:
     """One thread of an application with everything its representation shows (one statement
     on PostgreSQL: app.repositories.thread_parts); None when the application has no such

@@ -96,8 +96,8 @@ async def test_the_token_and_the_application_of_the_path_are_read_in_one_stateme
     statements = await _statements_for(api, queries, path, token)
 
     # the token with its user and the application, the page, its replies, files and tags
-    # (these four in one statement on PostgreSQL: app.repositories.thread_parts)
-    assert statements == (2 if backend == "postgres" else 5), queries.statements
+    # (these three in one statement on PostgreSQL: app.repositories.thread_parts)
+    assert statements == (3 if backend == "postgres" else 5), queries.statements
     [first] = [statement for statement in queries.statements if "FROM access_tokens" in statement]
     assert "LEFT JOIN applications a" in first
 

@@ -8,7 +8,7 @@ import pytest
 from app.db import atomic
 from app.repositories import attachments, replies, tags, threads
 from app.repositories.sql import read_json, select, select_together
-from app.repositories.thread_parts import page_of_state_with_parts, parts_of_threads, thread_with_parts
+from app.repositories.thread_parts import parts_of_threads, thread_with_parts
 from app.services.attachments import claim_for_reply
 from app.services.tags import add_tag_to_thread
 from tests.factories import make_application, make_reply, make_thread, make_upload, make_user
@@ -91,36 +91,6 @@ async def test_no_thread_no_statement(db, queries):
 
     assert (parts.replies, parts.attachments, parts.tags) == ([], [], {})
     assert queries.count == 0
-
-
-async def test_a_page_comes_with_its_parts_as_the_separate_reads_give_them(db):
-    first, second = await _threads_with_parts()
-    application_id = await _application_of(first)
-
-    # past the newest thread (the third, whose parts must not come): the two others
-    page, parts = await page_of_state_with_parts(application_id, False, 2, 1)
-
-    assert [thread.id for thread in page] == [second, first]
-    assert page == await threads.page_of_state(application_id, False, 2, 1)
-    assert parts == await parts_of_threads([second, first])
-
-
-async def test_a_page_and_its_parts_take_one_postgres_statement(db, backend, queries):
-    first, _ = await _threads_with_parts()
-    application_id = await _application_of(first)
-    queries.statements.clear()
-
-    await page_of_state_with_parts(application_id, False, 50, 0)
-
-    assert queries.count == (1 if backend == "postgres" else 4)
-
-
-async def test_an_empty_page_has_no_parts(db):
-    first, _ = await _threads_with_parts()
-
-    page, parts = await page_of_state_with_parts(await _application_of(first), True, 50, 0)
-
-    assert (page, parts.replies, parts.attachments, parts.tags) == ([], [], [], {})
 
 
 async def test_one_thread_comes_with_its_parts_as_the_separate_reads_give_them(db):
