@@ -32,7 +32,7 @@ from app.models import Application, User
 from app.private_files import make_private_dir
 from app.services.deployment import use_settings
 from app.services.invalidation import forget_all
-from app.services.tags import tag_labels
+from app.services.tag_labels import tag_labels
 from app.services.thread_writer import known_tags
 from app.workers import background_worker
 from tests.compile_once import compile_once_per_session

@@ -51,7 +51,7 @@ class ThreadLine:
     """The assignee's name; None when nobody is assigned (or the account is gone)."""
     tag_ids: tuple[int, ...]
     """The ids of the thread's tags, in no order: a page's tags are known by id
-    (:func:`app.services.tags.labels_of`), so the page needs no statement of its own for them."""
+    (:func:`app.services.tag_labels.labels_of`), so the page needs no statement of its own for them."""
 
 
 def _line_columns(excerpt: int | None) -> str:

@@ -165,28 +165,48 @@ async def ensure_tags(application_id: int, colors: Mapping[str, str], now: datet
     return [tag_of(row) for row in rows]
 
 
-def tags_of_threads_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
-    """The statement of :func:`tags_of_threads` (app.repositories.thread_parts reads it with
-    others in one round trip); :func:`tags_by_thread` reads its rows."""
+def tag_links_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
+    """The tag ids of threads, read from the (feedback_id, tag_id) index alone: what a thread's
+    representation shows of a tag is its label, which each worker keeps
+    (app.services.tag_labels.TagLabels), so the tags themselves are not read with their links.
+    app.repositories.thread_parts reads it with others in one round trip; :func:`tag_ids_by_thread`
+    reads its rows."""
+    of_threads, values = one_of("feedback_id", list(dict.fromkeys(feedback_ids)))
+    return f"SELECT feedback_id, tag_id FROM feedback_tags WHERE {of_threads}", values
+
+
+async def tag_ids_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[int]]:
+    """The tag ids of threads, by thread id (an empty list for a thread without any)."""
+    if not feedback_ids:
+        return {}
+    return tag_ids_by_thread(feedback_ids, await select(*tag_links_query(feedback_ids)))
+
+
+def tag_ids_by_thread(feedback_ids: Sequence[int], rows: Sequence[Row]) -> dict[int, list[int]]:
+    """The rows of :func:`tag_links_query` as each thread's tag ids."""
+    found: dict[int, list[int]] = {feedback_id: [] for feedback_id in feedback_ids}
+    for row in rows:
+        found[row["feedback_id"]].append(row["tag_id"])
+    return found
+
+
+async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[TagRow]]:
+    """The tags of threads with their counts, by thread id and then by name, in one statement;
+    each tag is one object however many of the threads carry it."""
+    if not feedback_ids:
+        return {}
     of_threads, values = one_of("l.feedback_id", list(dict.fromkeys(feedback_ids)))
-    return (
+    rows = await select(
         f"SELECT l.feedback_id AS thread, {columns('t', TAG_COLUMNS)} FROM feedback_tags l "
         f"JOIN tags t ON t.id = l.tag_id WHERE {of_threads}",
         values,
     )
+    return _tags_by_thread(feedback_ids, rows)
 
 
-async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[TagRow]]:
-    """The tags of threads, by thread id and then by name, in one statement; each tag is one
-    object however many of the threads carry it."""
-    if not feedback_ids:
-        return {}
-    return tags_by_thread(feedback_ids, await select(*tags_of_threads_query(feedback_ids)))
-
-
-def tags_by_thread(feedback_ids: Sequence[int], rows: Sequence[Row]) -> dict[int, list[TagRow]]:
-    """The rows of :func:`tags_of_threads_query` as each thread's tags, by name (an empty list
-    for a thread without any)."""
+def _tags_by_thread(feedback_ids: Sequence[int], rows: Sequence[Row]) -> dict[int, list[TagRow]]:
+    """The rows of :func:`tags_of_threads` as each thread's tags, by name (an empty list for a
+    thread without any)."""
     found: dict[int, list[TagRow]] = {feedback_id: [] for feedback_id in feedback_ids}
     tags: dict[int, TagRow] = {}
     for row in rows:

@@ -1,5 +1,6 @@
 """What threads are shown with, read for many threads at once: their replies (with their
-agents), their files and their replies' files, and their tags.
+agents), their files and their replies' files, and their tags' ids (app.services.tag_labels.TagLabels
+turns them into labels).
 
 On PostgreSQL the three queries go in one statement (:func:`app.repositories.sql.select_together`),
 with the thread itself when one thread is read by id: a list of threads saved two round trips,
@@ -17,29 +18,28 @@ from app.repositories import attachments, replies, tags, threads
 from app.repositories.attachments import AttachmentRow, attachment_of
 from app.repositories.replies import ReplyRow, reply_of
 from app.repositories.sql import Row, postgres, select_together
-from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow, thread_of
 
 
 @dataclass(slots=True)
 class ThreadParts:
-    """The replies (oldest first) and files (in upload order) of some threads, and their tags
-    by thread when they were asked for."""
+    """The replies (oldest first) and files (in upload order) of some threads, and their tag
+    ids by thread when they were asked for."""
 
     replies: list[ReplyRow]
     attachments: list[AttachmentRow]
-    tags: dict[int, list[TagRow]] | None
+    tag_ids: dict[int, list[int]] | None
 
 
 async def parts_of_threads(feedback_ids: Sequence[int], with_tags: bool = True) -> ThreadParts:
-    """The replies, files and (``with_tags``) tags of threads: one statement on PostgreSQL,
+    """The replies, files and (``with_tags``) tag ids of threads: one statement on PostgreSQL,
     two or three on SQLite; none for no thread."""
     if not feedback_ids:
         return ThreadParts([], [], {} if with_tags else None)
     if not postgres():
         found = await replies.replies_of_threads(feedback_ids)
         files = await attachments.attachments_of(feedback_ids, [reply.id for reply in found])
-        return ThreadParts(found, files, await tags.tags_of_threads(feedback_ids) if with_tags else None)
+        return ThreadParts(found, files, await tags.tag_ids_of_threads(feedback_ids) if with_tags else None)
     rows = await select_together(parts_queries(feedback_ids, with_tags))
     return _parts_of_rows(feedback_ids, with_tags, rows)
 
@@ -83,7 +83,7 @@ def parts_queries(feedback_ids: Sequence[int], with_tags: bool) -> list[tuple[st
         attachments.files_of_threads_and_their_replies_query(feedback_ids),
     ]
     if with_tags:
-        queries.append(tags.tags_of_threads_query(feedback_ids))
+        queries.append(tags.tag_links_query(feedback_ids))
     return queries
 
 
@@ -93,5 +93,5 @@ def _parts_of_rows(
     return ThreadParts(
         [reply_of(row) for row in rows[0]],
         [attachment_of(row) for row in rows[1]],
-        tags.tags_by_thread(feedback_ids, rows[2]) if with_tags else None,
+        tags.tag_ids_by_thread(feedback_ids, rows[2]) if with_tags else None,
     )

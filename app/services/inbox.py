@@ -12,10 +12,11 @@ from app.repositories.applications import ApplicationRow
 from app.repositories.inbox import ThreadLine, ThreadQuery, count_up_to, newest, newest_lines
 from app.repositories.search import contains_pattern
 from app.repositories.sql import postgres
-from app.repositories.tags import TagLabel, TagRow
+from app.repositories.tags import TagLabel, TagRow, tag_ids_of_threads
 from app.repositories.threads import ThreadRow
 from app.services import search as search_service
-from app.services.tags import find_tag, labels_of, tags_of_threads
+from app.services.tag_labels import labels_of, labels_of_threads
+from app.services.tags import find_tag
 from app.services.thread_filters import UNASSIGNED, ThreadFilters
 
 PAGE_SIZE = 50
@@ -36,28 +37,26 @@ class InboxFilters(TypedDict):
 
 
 Thread = TypeVar("Thread", ThreadRow, ThreadLine)
-Tag = TypeVar("Tag", TagRow, TagLabel)
 # Reads the newest threads of a query: (query, limit, offset) -> threads.
 Reader = Callable[[ThreadQuery, int, int], Awaitable[list[Thread]]]
 # The tags of a page's threads, by thread id.
-TagReader = Callable[[list[Thread]], Awaitable[dict[int, list[Tag]]]]
+TagReader = Callable[[list[Thread]], Awaitable[dict[int, list[TagLabel]]]]
 
 
 @dataclass
-class InboxRow(Generic[Thread, Tag]):
-    """One thread of an inbox page, with its tags: a :class:`ThreadRow` with its sender
-    (``thread.member``) and its tags with their counts, or for the inbox page itself a
-    :class:`ThreadLine` and its tags' labels."""
+class InboxRow(Generic[Thread]):
+    """One thread of an inbox page, with its tags' labels by name: a :class:`ThreadRow` with
+    its sender (``thread.member``), or for the inbox page itself a :class:`ThreadLine`."""
 
     thread: Thread
-    tags: list[Tag] = field(default_factory=list)
+    tags: list[TagLabel] = field(default_factory=list)
 
 
 @dataclass
-class InboxPage(Generic[Thread, Tag]):
+class InboxPage(Generic[Thread]):
     """A page of threads, newest first, and whether older ones follow."""
 
-    rows: list[InboxRow[Thread, Tag]]
+    rows: list[InboxRow[Thread]]
     next_before: int | None
     """The ``before`` cursor of the next (older) page; None on the last page."""
 
@@ -86,7 +85,7 @@ async def search_threads(
     limit: int = PAGE_SIZE,
     after: int | None = None,
     excerpt: int | None = None,
-) -> InboxPage[ThreadLine, TagLabel]:
+) -> InboxPage[ThreadLine]:
     """A page of the inbox as its rows show it (:class:`ThreadLine`, each message cut to its
     first ``excerpt`` characters, or whole, and the labels of its tags): :func:`search` with the
     inbox page's filters (``assignee``: an agent's id, or :data:`~app.services.thread_filters.UNASSIGNED`);
@@ -160,7 +159,7 @@ async def search(
     limit: int = PAGE_SIZE,
     offset: int = 0,
     chosen: Selection | None = None,
-) -> InboxPage[ThreadRow, TagRow]:
+) -> InboxPage[ThreadRow]:
     """A page of an application's threads, newest first, matching every filter given, after
     skipping ``offset`` of them.
 
@@ -173,22 +172,22 @@ async def search(
     rows read. The text search (the message, the sender's e-mail and name)
     goes through the trigram indexes of :mod:`app.services.search`; when it looked at only the
     newest matches, the page ends where it stopped and the cursor continues from there. The
-    page is read with its senders in one statement, and its tags with one more. ``offset``
+    page is read with its senders in one statement, and its tags' ids with one more. ``offset``
     (the management API's paging) skips matches in the same order, so it costs what it skips.
     """
     return await _search(application, filters, limit, offset, chosen, Readers(newest, _tags_of))
 
 
-async def _tags_of(threads: list[ThreadRow]) -> dict[int, list[TagRow]]:
-    return await tags_of_threads([thread.id for thread in threads])
+async def _tags_of(threads: list[ThreadRow]) -> dict[int, list[TagLabel]]:
+    return await labels_of_threads(threads, await tag_ids_of_threads([thread.id for thread in threads]))
 
 
 @dataclass(frozen=True)
-class Readers(Generic[Thread, Tag]):
+class Readers(Generic[Thread]):
     """How a page reads its threads, and then their tags."""
 
     threads: Reader[Thread]
-    tags: TagReader[Thread, Tag]
+    tags: TagReader[Thread]
 
 
 async def _search(
@@ -197,8 +196,8 @@ async def _search(
     limit: int,
     offset: int,
     chosen: Selection | None,
-    read: Readers[Thread, Tag],
-) -> InboxPage[Thread, Tag]:
+    read: Readers[Thread],
+) -> InboxPage[Thread]:
     """:func:`search`, its threads and their tags read by ``read``."""
     if not 1 <= limit <= MAX_LIST_LIMIT:
         raise ValidationError("The limit field must be between 1 and %(max)d.", max=MAX_LIST_LIMIT)
@@ -300,8 +299,8 @@ async def _count(query: ThreadQuery, in_order: bool = False) -> Total:
 
 
 async def _page(
-    read: Readers[Thread, Tag], query: ThreadQuery, limit: int, offset: int = 0, floor: int | None = None
-) -> InboxPage[Thread, Tag]:
+    read: Readers[Thread], query: ThreadQuery, limit: int, offset: int = 0, floor: int | None = None
+) -> InboxPage[Thread]:
     """The newest ``limit`` threads of a query after ``offset`` and their tags (read by
     ``read``), and the next cursor.
 

@@ -10,7 +10,7 @@ from app.db import transactional
 from app.errors import NotFound, ValidationError
 from app.repositories import tags, threads
 from app.repositories.applications import ApplicationRow
-from app.repositories.tags import TagLabel, TagRow
+from app.repositories.tags import TagRow
 from app.repositories.threads import ThreadRow
 from app.services import counters
 from app.services.validation import storable
@@ -95,53 +95,6 @@ async def ensure_tags(application_id: int, names: Sequence[str], most: int | Non
 async def tags_of_threads(feedback_ids: Sequence[int]) -> dict[int, list[TagRow]]:
     """The tags of threads, by thread id and then by name."""
     return await tags.tags_of_threads(feedback_ids)
-
-
-class TagLabels:
-    """The labels of the tags this worker has shown, by tag id.
-
-    A tag's name and colour never change once it exists, and its id is never given to another
-    tag (PostgreSQL's sequences, SQLite's ``AUTOINCREMENT``), so an entry is never stale and
-    nothing needs to tell other workers or hosts about a change. A page of the inbox carries
-    its threads' tag ids (:class:`app.repositories.inbox.ThreadLine`), and only ids seen for
-    the first time are read. Past ``size`` entries the whole map starts again: an application
-    has at most its quota of tags, and a worker serves few applications.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        # By application and tag: a page gets labels only of its own application's tags.
-        self._labels: dict[tuple[int, int], TagLabel] = {}
-
-    async def of(self, application_id: int, tag_ids: set[int]) -> dict[int, TagLabel]:
-        """The labels of these tags of the application (a tag it does not have is left out)."""
-        known = self._labels
-        missing = [tag_id for tag_id in tag_ids if (application_id, tag_id) not in known]
-        if missing:
-            found = await tags.labels_of_tags(application_id, sorted(missing))
-            if len(known) + len(found) > self.size:
-                known.clear()
-            known.update(((application_id, label.id), label) for label in found)
-        return {tag_id: label for tag_id in tag_ids if (label := known.get((application_id, tag_id)))}
-
-    def clear(self) -> None:
-        """Forget every label (a test's database starts its ids again)."""
-        self._labels.clear()
-
-
-tag_labels = TagLabels(size=100_000)
-
-
-async def labels_of(
-    application_id: int, tag_ids_by_thread: dict[int, Sequence[int]]
-) -> dict[int, list[TagLabel]]:
-    """Each thread's tag labels by name, from its tag ids."""
-    wanted = {tag_id for ids in tag_ids_by_thread.values() for tag_id in ids}
-    labels = await tag_labels.of(application_id, wanted)
-    return {
-        feedback_id: sorted((labels[tag_id] for tag_id in ids if tag_id in labels), key=tags.by_name)
-        for feedback_id, ids in tag_ids_by_thread.items()
-    }
 
 
 def check_tag_name(name: object) -> str:

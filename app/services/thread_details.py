@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from app.repositories import attachments, tags, thread_parts
 from app.repositories.attachments import AttachmentRow
 from app.repositories.replies import ReplyRow
-from app.repositories.tags import TagRow
+from app.repositories.tags import TagLabel
 from app.repositories.threads import ThreadRow
+from app.services.tag_labels import labels_of_threads
 
 
 @dataclass
@@ -21,19 +22,23 @@ class ThreadDetails:
     replies: list[ReplyRow] = field(default_factory=list)
     attachments: list[AttachmentRow] = field(default_factory=list)
     reply_attachments: dict[int, list[AttachmentRow]] = field(default_factory=dict)
-    tags: list[TagRow] = field(default_factory=list)
+    tags: list[TagLabel] = field(default_factory=list)
+    """By name; what a representation shows of a tag is its label (app.services.tag_labels)."""
 
 
 async def load_details(
-    loaded: Sequence[ThreadRow], known_tags: dict[int, list[TagRow]] | None = None
+    loaded: Sequence[ThreadRow], known_tags: dict[int, list[TagLabel]] | None = None
 ) -> list[ThreadDetails]:
     """Load replies (with their agents), attachments and tags of many threads at once, in a
     fixed number of statements whatever the number of threads (app.repositories.thread_parts:
-    one on PostgreSQL; on SQLite three, two when their ``known_tags`` are given)."""
+    one on PostgreSQL; on SQLite three, two when their ``known_tags`` are given), and one
+    more for the labels of tags this worker has not shown yet."""
     if not loaded:
         return []
     ids = list(dict.fromkeys(thread.id for thread in loaded))
     parts = await thread_parts.parts_of_threads(ids, with_tags=known_tags is None)
+    if known_tags is None:
+        known_tags = await labels_of_threads(loaded, parts.tag_ids or {})
     return _assembled(loaded, parts, known_tags)
 
 
@@ -42,16 +47,17 @@ async def load_thread_details(application_id: int, feedback_id: int) -> ThreadDe
     on PostgreSQL: app.repositories.thread_parts); None when the application has no such
     thread."""
     found = await thread_parts.thread_with_parts(application_id, feedback_id)
-    return None if found is None else details_of(*found)
+    return None if found is None else await details_of(*found)
 
 
-def details_of(thread: ThreadRow, parts: thread_parts.ThreadParts) -> ThreadDetails:
-    """One thread with the parts read for it (by app.repositories.thread_parts)."""
-    return _assembled([thread], parts, None)[0]
+async def details_of(thread: ThreadRow, parts: thread_parts.ThreadParts) -> ThreadDetails:
+    """One thread with the parts read for it (by app.repositories.thread_parts), and its tags'
+    labels."""
+    return _assembled([thread], parts, await labels_of_threads([thread], parts.tag_ids or {}))[0]
 
 
 def _assembled(
-    loaded: Sequence[ThreadRow], parts: thread_parts.ThreadParts, known_tags: dict[int, list[TagRow]] | None
+    loaded: Sequence[ThreadRow], parts: thread_parts.ThreadParts, tags_by_thread: dict[int, list[TagLabel]]
 ) -> list[ThreadDetails]:
     """The threads with their parts, in the order of ``loaded``."""
     details = {thread.id: ThreadDetails(thread) for thread in loaded}
@@ -65,7 +71,7 @@ def _assembled(
         if attachment.reply_id in thread_of_reply:
             owner = details[thread_of_reply[attachment.reply_id]]
             owner.reply_attachments.setdefault(attachment.reply_id, []).append(attachment)
-    for feedback_id, thread_tags in (known_tags if known_tags is not None else parts.tags or {}).items():
+    for feedback_id, thread_tags in tags_by_thread.items():
         details[feedback_id].tags = thread_tags
     return [details[thread.id] for thread in loaded]
 
@@ -81,7 +87,8 @@ async def new_thread_details(
     for attachment in await attachments.attachments_of(filed) if filed else []:
         if attachment.feedback_id is not None:  # read by thread: always set
             details[attachment.feedback_id].attachments.append(attachment)
-    tagged = [feedback_id for feedback_id in details if feedback_id in with_tags]
-    for feedback_id, thread_tags in (await tags.tags_of_threads(tagged)).items():
+    tagged = [thread for thread in written if thread.id in with_tags]
+    tag_ids = await tags.tag_ids_of_threads([thread.id for thread in tagged])
+    for feedback_id, thread_tags in (await labels_of_threads(tagged, tag_ids)).items():
         details[feedback_id].tags = thread_tags
     return list(details.values())

@@ -52,7 +52,7 @@ async def load_thread_page(application: ApplicationRow, feedback_id: int) -> Thr
         raise NotFound("Invalid feedback")
     thread, parts, (statuses, plan, saved) = found
     return ThreadPage(
-        details=details_of(thread, parts),
+        details=await details_of(thread, parts),
         agents=await assignment.agents(application),
         deliveries=outbox.statuses_of_rows(statuses),
         notes_allowed=notes_included(plan_or_free(plan_of_rows(plan))),

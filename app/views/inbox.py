@@ -18,7 +18,6 @@ from app.models import SENTIMENTS
 from app.repositories.accounts import AgentRow, UserRow
 from app.repositories.applications import ApplicationRow
 from app.repositories.inbox import ThreadLine
-from app.repositories.tags import TagLabel
 from app.services import assignment, bulk, export
 from app.services.applications import get_application
 from app.services.deletion import parse_thread_ids
@@ -117,7 +116,7 @@ def thread_links(application: ApplicationRow, query: dict[str, Any]) -> Callable
 
 def inbox_rows(
     application: ApplicationRow,
-    page: InboxPage[ThreadLine, TagLabel],
+    page: InboxPage[ThreadLine],
     query: dict[str, str],
     agent_ids: set[int],
 ) -> Markup:
@@ -219,7 +218,7 @@ async def _inbox_context(application: ApplicationRow) -> dict[str, object]:
 
 
 async def _matching(
-    application: ApplicationRow, filters: InboxFilters, page: InboxPage[ThreadLine, TagLabel], shown: int
+    application: ApplicationRow, filters: InboxFilters, page: InboxPage[ThreadLine], shown: int
 ) -> Total:
     """How many threads the filters match, for "select all N matching": counted only when there
     is more than this page (from the counters without filters, else a count that stops at

@@ -1,4 +1,4 @@
-"""The replies, files and tags of threads, read in one statement on PostgreSQL (with the thread
+"""The replies, files and tag ids of threads, read in one statement on PostgreSQL (with the thread
 itself when one thread is read by id)."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ async def test_the_parts_are_what_the_separate_reads_give(db):
 
     assert parts.replies == found
     assert parts.attachments == await attachments.attachments_of(ids, [reply.id for reply in found])
-    assert parts.tags == await tags.tags_of_threads(ids)
+    assert parts.tag_ids == await tags.tag_ids_of_threads(ids)
 
 
 async def test_replies_come_oldest_first_and_files_in_upload_order(db):
@@ -62,7 +62,10 @@ async def test_replies_come_oldest_first_and_files_in_upload_order(db):
 
     assert [reply.message for reply in parts.replies] == ["One", "Two", "Internal"]
     assert [file.name for file in parts.attachments] == ["first.txt", "reply.txt"]
-    assert {thread: [tag.name for tag in found] for thread, found in (parts.tags or {}).items()} == {
+    names = {tag.id: tag.name for tag in await tags.tags_of_application(await _application_of(ids[0]))}
+    assert {
+        thread: sorted(names[tag] for tag in found) for thread, found in (parts.tag_ids or {}).items()
+    } == {
         ids[0]: ["zebra"],
         ids[1]: ["billing", "urgent"],
     }
@@ -82,14 +85,14 @@ async def test_parts_without_tags_leave_them_unread(db):
 
     parts = await parts_of_threads(ids, with_tags=False)
 
-    assert parts.tags is None
+    assert parts.tag_ids is None
     assert len(parts.replies) == 3
 
 
 async def test_no_thread_no_statement(db, queries):
     parts = await parts_of_threads([])
 
-    assert (parts.replies, parts.attachments, parts.tags) == ([], [], {})
+    assert (parts.replies, parts.attachments, parts.tag_ids) == ([], [], {})
     assert queries.count == 0
 
 

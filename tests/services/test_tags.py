@@ -16,11 +16,9 @@ from app.services.tags import (
     color_for,
     ensure_tags,
     find_tag_id,
-    labels_of,
     list_tags,
     normalize_tag,
     remove_tag_from_thread,
-    tag_labels,
 )
 from tests.factories import make_application, make_thread, make_user, thread_row
 
@@ -136,32 +134,3 @@ async def test_an_inbox_page_shows_each_threads_tags_by_name(db):
     shown = {row.thread.id: [tag.name for tag in row.tags] for row in page.rows}
     assert shown == {tagged.id: ["apple", "zebra"], untagged.id: []}
     assert {tag.color for row in page.rows for tag in row.tags} == {color_for("apple"), color_for("zebra")}
-
-
-async def test_labels_are_read_once_per_tag(db, queries):
-    application = await make_application(await make_user())
-    thread = await make_thread(application, tags="billing")
-    await search_threads(application)
-
-    queries.statements.clear()
-    await search_threads(application)
-    warm = list(queries.statements)
-    await add_tag_to_thread(application, thread, "refund")
-    queries.statements.clear()
-    page = await search_threads(application)
-
-    assert [tag.name for tag in page.rows[0].tags] == ["billing", "refund"]
-    assert not any("FROM tags" in statement for statement in warm)
-    assert queries.count == len(warm) + 1  # the new tag's label alone
-
-
-async def test_labels_of_another_applications_tags_are_not_given(db):
-    owner = await make_application(await make_user())
-    stranger = await make_application(await make_user())
-    await make_thread(owner, tags="secret")
-    owner_tag = await find_tag_id(owner.id, "secret")
-    assert owner_tag is not None
-    await tag_labels.of(owner.id, {owner_tag})
-
-    assert await tag_labels.of(stranger.id, {owner_tag}) == {}
-    assert await labels_of(stranger.id, {1: [owner_tag]}) == {1: []}

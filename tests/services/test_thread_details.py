@@ -20,11 +20,24 @@ async def test_details_of_many_threads_take_a_fixed_number_of_statements(
     queries.statements.clear()
     details = await load_details(loaded)
 
-    assert queries.count == (1 if backend == "postgres" else 3)  # app.repositories.thread_parts
+    # app.repositories.thread_parts, and the label of a tag this worker has not shown yet
+    assert queries.count == (1 if backend == "postgres" else 3) + 1
     assert [d.thread.id for d in details] == [first.id, second.id]
     assert [[r.message for r in d.replies] for d in details] == [["One"], ["Two"]]
     assert [len(d.attachments) for d in details] == [1, 0]
     assert [[t.name for t in d.tags] for d in details] == [[], ["billing"]]
+
+
+async def test_labels_shown_once_are_not_read_again(agent, application, backend, queries):
+    thread = await make_thread(application, tags="billing,refund")
+    loaded = [await thread_row(thread.id)]
+    await load_details(loaded)
+
+    queries.statements.clear()
+    [details] = await load_details(loaded)
+
+    assert queries.count == (1 if backend == "postgres" else 3)
+    assert [tag.name for tag in details.tags] == ["billing", "refund"]
 
 
 async def test_no_thread_no_statement(db, queries):
