@@ -18,6 +18,7 @@ from app.repositories.sql import (
     select,
     select_one,
 )
+from app.repositories.tags import read_tag_ids, tag_ids_column
 from app.repositories.threads import (
     ThreadRow,
     id_condition,
@@ -58,23 +59,8 @@ def _line_columns(excerpt: int | None) -> str:
     return (
         f"f.id, {message_start(excerpt)} AS message, f.sentiment, f.nps, "
         "f.first_reply_time IS NOT NULL AS replied, f.created_at, m.name AS sender_name, "
-        f"m.email AS sender_email, f.assignee_id, a.name AS assignee_name, {_tag_ids_column()}"
+        f"m.email AS sender_email, f.assignee_id, a.name AS assignee_name, {tag_ids_column()}"
     )
-
-
-def _tag_ids_column() -> str:
-    """The thread's tag ids, off the links' (feedback_id, tag_id) index: an integer array on
-    PostgreSQL, a comma-separated text (NULL for none) on SQLite."""
-    links = "FROM feedback_tags l WHERE l.feedback_id = f.id"
-    if postgres():
-        return f"ARRAY(SELECT l.tag_id {links}) AS tag_ids"
-    return f"(SELECT group_concat(l.tag_id) {links}) AS tag_ids"
-
-
-def _tag_ids(value: object) -> tuple[int, ...]:
-    if isinstance(value, str):
-        return tuple(int(tag_id) for tag_id in value.split(","))
-    return tuple(value) if isinstance(value, list) else ()
 
 
 def line_of(row: Row) -> ThreadLine:
@@ -90,7 +76,7 @@ def line_of(row: Row) -> ThreadLine:
         row["sender_email"],
         row["assignee_id"],
         row["assignee_name"],
-        _tag_ids(row["tag_ids"]),
+        read_tag_ids(row["tag_ids"]),
     )
 
 

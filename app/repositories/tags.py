@@ -165,6 +165,23 @@ async def ensure_tags(application_id: int, colors: Mapping[str, str], now: datet
     return [tag_of(row) for row in rows]
 
 
+def tag_ids_column() -> str:
+    """A column of a thread's (``f``) tag ids, off the links' (feedback_id, tag_id) index: an
+    integer array on PostgreSQL, a comma-separated text (NULL for none) on SQLite, both read
+    by :func:`read_tag_ids`. A page of threads reads its tags with it in its own statement."""
+    links = "FROM feedback_tags l WHERE l.feedback_id = f.id"
+    if postgres():
+        return f"ARRAY(SELECT l.tag_id {links}) AS tag_ids"
+    return f"(SELECT group_concat(l.tag_id) {links}) AS tag_ids"
+
+
+def read_tag_ids(value: object) -> tuple[int, ...]:
+    """The tag ids of a :func:`tag_ids_column`, in no order."""
+    if isinstance(value, str):
+        return tuple(int(tag_id) for tag_id in value.split(","))
+    return tuple(value) if isinstance(value, list) else ()
+
+
 def tag_links_query(feedback_ids: Sequence[int]) -> tuple[str, list[object]]:
     """The tag ids of threads, read from the (feedback_id, tag_id) index alone: what a thread's
     representation shows of a tag is its label, which each worker keeps

@@ -1,12 +1,13 @@
 """What threads are shown with, read for many threads at once: their replies (with their
-agents), their files and their replies' files, and their tags' ids (app.services.tag_labels.TagLabels
-turns them into labels).
+agents), their files and their replies' files, and their tags' ids when the threads were read
+without them (app.services.tag_labels turns ids into labels; a page of threads and one thread
+read them with the thread: ``ThreadRow.tag_ids``).
 
-On PostgreSQL the three queries go in one statement (:func:`app.repositories.sql.select_together`),
-with the thread itself when one thread is read by id: a list of threads saved two round trips,
-one thread and the thread page three; the thread page also reads what it shows beside the
-thread in that statement (:func:`thread_with_parts_and`). SQLite runs them in turn, the files
-once the replies' ids are known.
+On PostgreSQL the queries go in one statement (:func:`app.repositories.sql.select_together`),
+with the thread itself when one thread is read by id; the thread page also reads what it shows
+beside the thread in that statement (:func:`thread_with_parts_and`). SQLite runs them in turn,
+the files once the replies' ids are known: reading the tag ids with the threads spares it one
+statement of a list or a thread.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ async def parts_of_threads(feedback_ids: Sequence[int], with_tags: bool = True) 
 
 
 async def thread_with_parts(application_id: int, feedback_id: int) -> tuple[ThreadRow, ThreadParts] | None:
-    """One thread of an application with its sender, and its parts; None when the application
+    """One thread of an application with its sender and tag ids, and its parts; None when the application
     has no such thread. On PostgreSQL in one statement: the parts of a thread of another
     application are read with it, then dropped unseen."""
     found = await thread_with_parts_and(application_id, feedback_id, ())
@@ -60,20 +61,24 @@ async def thread_with_parts_and(
     each costs a round trip of its own otherwise; on SQLite in turn, once the thread is found.
     None when the application has no such thread."""
     if not postgres():
-        thread = await threads.thread_by_id(application_id, feedback_id)
+        thread = await threads.thread_by_id(application_id, feedback_id, with_tag_ids=True)
         if thread is None:
             return None
-        return thread, await parts_of_threads([feedback_id]), await select_together(also)
+        return thread, await parts_of_threads([feedback_id], with_tags=False), await select_together(also)
     rows = await select_together([*one_thread_queries(application_id, feedback_id), *also])
     if not rows[0]:
         return None
     parts_end = len(rows) - len(also)
-    return thread_of(rows[0][0]), _parts_of_rows([feedback_id], True, rows[1:parts_end]), rows[parts_end:]
+    return thread_of(rows[0][0]), _parts_of_rows([feedback_id], False, rows[1:parts_end]), rows[parts_end:]
 
 
 def one_thread_queries(application_id: int, feedback_id: int) -> list[tuple[str, list[object]]]:
-    """The queries :func:`thread_with_parts` reads together: the thread, then its parts."""
-    return [threads.thread_by_id_query(application_id, feedback_id), *parts_queries([feedback_id], True)]
+    """The queries :func:`thread_with_parts` reads together: the thread with its tag ids, then
+    its replies and files."""
+    return [
+        threads.thread_by_id_query(application_id, feedback_id, with_tag_ids=True),
+        *parts_queries([feedback_id], False),
+    ]
 
 
 def parts_queries(feedback_ids: Sequence[int], with_tags: bool) -> list[tuple[str, list[object]]]:

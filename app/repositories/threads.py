@@ -27,6 +27,7 @@ from app.repositories.sql import (
     select_one,
     write_json,
 )
+from app.repositories.tags import read_tag_ids, tag_ids_column
 
 
 @dataclass(slots=True)
@@ -66,6 +67,9 @@ class ThreadRow:
     member: SenderRow | None = None
     assignee_id: int | None = None
     assignee: AgentRow | None = None
+    tag_ids: tuple[int, ...] | None = None
+    """The ids of its tags, in no order, when it was read with them (:func:`select_tagged_threads`);
+    None when it was not."""
 
     @property
     def sender(self) -> SenderRow:
@@ -119,6 +123,13 @@ def select_threads(joins: str = "", selected: str | None = None) -> str:
 SELECT_THREADS = select_threads()
 
 
+def select_tagged_threads() -> str:
+    """:data:`SELECT_THREADS` with each thread's tag ids (``ThreadRow.tag_ids``): what a list or
+    one thread shows of its tags is their labels, which each worker keeps
+    (app.services.tag_labels), so the ids read with the thread spare a statement for them."""
+    return select_threads(selected=f"{_THREAD_WITH_PEOPLE}, {tag_ids_column()}")
+
+
 def message_start(characters: int | None) -> str:
     """The thread's message (``f.message``) as a column of a list that shows only its start:
     its first ``characters`` characters, or all of it for None. A list reads no more of a long
@@ -166,6 +177,7 @@ def thread_of(row: Row) -> ThreadRow:
         sender_of(row),
         row["f.assignee_id"],
         optional_agent_of(row, "a") if "a.id" in row else None,
+        read_tag_ids(row["tag_ids"]) if "tag_ids" in row else None,
     )
 
 
@@ -200,9 +212,9 @@ def page_of_state_statement(
     application_id: int, archived: bool, limit: int, offset: int
 ) -> tuple[str, list[object]]:
     """The statement of a page of an application's open (or archived) threads with their
-    senders, newest first (its plan is tested against the indexes)."""
+    senders and tag ids, newest first (its plan is tested against the indexes)."""
     return (
-        f"{SELECT_THREADS} WHERE f.application_id = {{}} AND f.archived = {{}} {newest_first()} "
+        f"{select_tagged_threads()} WHERE f.application_id = {{}} AND f.archived = {{}} {newest_first()} "
         f"{limit_clause(limit, offset)}",
         [application_id, archived],
     )
@@ -213,15 +225,18 @@ async def page_of_state(application_id: int, archived: bool, limit: int, offset:
     return [thread_of(row) for row in rows]
 
 
-def thread_by_id_query(application_id: int, feedback_id: int) -> tuple[str, list[object]]:
+def thread_by_id_query(
+    application_id: int, feedback_id: int, with_tag_ids: bool = False
+) -> tuple[str, list[object]]:
     """The statement of :func:`thread_by_id` (app.repositories.thread_parts reads it with the
     thread's parts in one round trip); :func:`thread_of` reads its row."""
-    return SELECT_THREADS + " WHERE f.id = {} AND f.application_id = {}", [feedback_id, application_id]
+    selected = select_tagged_threads() if with_tag_ids else SELECT_THREADS
+    return selected + " WHERE f.id = {} AND f.application_id = {}", [feedback_id, application_id]
 
 
-async def thread_by_id(application_id: int, feedback_id: int) -> ThreadRow | None:
-    """One thread of an application, with its sender."""
-    row = await select_one(*thread_by_id_query(application_id, feedback_id))
+async def thread_by_id(application_id: int, feedback_id: int, with_tag_ids: bool = False) -> ThreadRow | None:
+    """One thread of an application, with its sender (and ``with_tag_ids`` its tags' ids)."""
+    row = await select_one(*thread_by_id_query(application_id, feedback_id, with_tag_ids))
     return None if row is None else thread_of(row)
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.repositories import attachments, tags, thread_parts
@@ -31,14 +31,16 @@ async def load_details(
 ) -> list[ThreadDetails]:
     """Load replies (with their agents), attachments and tags of many threads at once, in a
     fixed number of statements whatever the number of threads (app.repositories.thread_parts:
-    one on PostgreSQL; on SQLite three, two when their ``known_tags`` are given), and one
-    more for the labels of tags this worker has not shown yet."""
+    one on PostgreSQL; on SQLite three, two when their ``known_tags`` are given or the threads
+    were read with their tag ids), and one more for the labels of tags this worker has not
+    shown yet."""
     if not loaded:
         return []
     ids = list(dict.fromkeys(thread.id for thread in loaded))
-    parts = await thread_parts.parts_of_threads(ids, with_tags=known_tags is None)
+    read_with_tags = all(thread.tag_ids is not None for thread in loaded)
+    parts = await thread_parts.parts_of_threads(ids, with_tags=known_tags is None and not read_with_tags)
     if known_tags is None:
-        known_tags = await labels_of_threads(loaded, parts.tag_ids or {})
+        known_tags = await labels_of_threads(loaded, _tag_ids(loaded, parts))
     return _assembled(loaded, parts, known_tags)
 
 
@@ -53,7 +55,14 @@ async def load_thread_details(application_id: int, feedback_id: int) -> ThreadDe
 async def details_of(thread: ThreadRow, parts: thread_parts.ThreadParts) -> ThreadDetails:
     """One thread with the parts read for it (by app.repositories.thread_parts), and its tags'
     labels."""
-    return _assembled([thread], parts, await labels_of_threads([thread], parts.tag_ids or {}))[0]
+    return _assembled([thread], parts, await labels_of_threads([thread], _tag_ids([thread], parts)))[0]
+
+
+def _tag_ids(loaded: Sequence[ThreadRow], parts: thread_parts.ThreadParts) -> Mapping[int, Sequence[int]]:
+    """Each thread's tag ids: read with its parts, or with the thread (``ThreadRow.tag_ids``)."""
+    if parts.tag_ids is not None:
+        return parts.tag_ids
+    return {thread.id: thread.tag_ids or () for thread in loaded}
 
 
 def _assembled(

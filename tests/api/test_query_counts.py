@@ -95,9 +95,9 @@ async def test_the_token_and_the_application_of_the_path_are_read_in_one_stateme
 
     statements = await _statements_for(api, queries, path, token)
 
-    # the token with its user and the application, the page, its replies, files and tags
-    # (these three in one statement on PostgreSQL: app.repositories.thread_parts)
-    assert statements == (3 if backend == "postgres" else 5), queries.statements
+    # the token with its user and the application, the page with its tag ids, its replies and
+    # files (these two in one statement on PostgreSQL: app.repositories.thread_parts)
+    assert statements == (3 if backend == "postgres" else 4), queries.statements
     [first] = [statement for statement in queries.statements if "FROM access_tokens" in statement]
     assert "LEFT JOIN applications a" in first
 

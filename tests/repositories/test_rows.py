@@ -100,6 +100,30 @@ async def test_rows_hold_the_values_and_types_the_orm_reads(db: str) -> None:
     _same_values(attachment, await Attachment.get(id=attachment.id))
 
 
+async def test_a_page_of_threads_carries_each_threads_tag_ids(db: str) -> None:
+    application = await make_application(await make_user())
+    tagged = await make_thread(application, tags="billing,urgent")
+    untagged = await make_thread(application)
+
+    page = await threads.page_of_state(application.id, False, 50, 0)
+
+    linked = await tags.tag_ids_of_threads([tagged.id])
+    assert {thread.id: sorted(thread.tag_ids or ()) for thread in page} == {
+        tagged.id: sorted(linked[tagged.id]),
+        untagged.id: [],
+    }
+    assert len(linked[tagged.id]) == 2
+
+
+async def test_a_thread_read_without_its_tag_ids_says_so(db: str) -> None:
+    application = await make_application(await make_user())
+    thread = await make_thread(application, tags="billing")
+
+    read = await threads.thread_by_id(application.id, thread.id)
+
+    assert read is not None and read.tag_ids is None
+
+
 async def test_a_read_does_not_wait_for_an_open_write_transaction(db: str) -> None:
     agent = await make_user()
     writing, release = asyncio.Event(), asyncio.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.repositories import threads
 from app.services.tags import add_tag_to_thread
 from app.services.thread_details import load_details
 from tests.factories import make_reply, make_thread, make_upload, thread_row
@@ -38,6 +39,22 @@ async def test_labels_shown_once_are_not_read_again(agent, application, backend,
 
     assert queries.count == (1 if backend == "postgres" else 3)
     assert [tag.name for tag in details.tags] == ["billing", "refund"]
+
+
+async def test_threads_read_with_their_tag_ids_need_no_statement_for_their_tags(
+    agent, application, backend, queries
+):
+    await make_thread(application, tags="billing")
+    await make_thread(application)
+    page = await threads.page_of_state(application.id, False, 50, 0)
+    await load_details(page)  # the labels, once
+
+    queries.statements.clear()
+    details = await load_details(page)
+
+    assert queries.count == (1 if backend == "postgres" else 2)  # replies, then files
+    assert not any("feedback_tags" in statement for statement in queries.statements)
+    assert [[tag.name for tag in d.tags] for d in details] == [[], ["billing"]]
 
 
 async def test_no_thread_no_statement(db, queries):

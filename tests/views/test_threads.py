@@ -479,6 +479,6 @@ async def test_thread_page_reads_the_agent_with_the_application_and_the_rest_wit
     await page(client, url(thread))
 
     # The agent with the application, then the thread with everything the page shows
-    # (app.services.thread_page); SQLite reads the thread's seven parts in turn.
-    assert queries.count == (2 if backend == "postgres" else 8), queries.statements
+    # (app.services.thread_page); SQLite reads the thread and its six parts in turn.
+    assert queries.count == (2 if backend == "postgres" else 7), queries.statements
     assert "LEFT JOIN applications a" in queries.statements[0]
