@@ -105,6 +105,7 @@ async def test_one_thread_comes_with_its_parts_as_the_separate_reads_give_them(d
     assert found is not None
     thread, parts = found
     assert thread == await threads.thread_by_id(application_id, first, with_tag_ids=True)
+    assert thread.tag_ids == tuple((await tags.tag_ids_of_threads([first]))[first])  # one: "zebra"
     assert parts == await parts_of_threads([first], with_tags=False)
 
 
@@ -151,15 +152,3 @@ async def test_a_reply_carries_its_agent_without_the_accounts_secrets(db):
         shown = (reply.user.id, reply.user.email, reply.user.name)
         assert shown == (agent.id, "ann@example.com", "Ann Agent")
         assert not hasattr(reply.user, "password_hash")
-
-
-async def test_one_thread_is_read_with_its_tag_ids_and_its_parts_without_them(db):
-    first, second = await _threads_with_parts()
-    application_id = await _application_of(first)
-
-    found = await thread_with_parts(application_id, second)
-
-    assert found is not None
-    thread, parts = found
-    assert thread.tag_ids is not None and parts.tag_ids is None
-    assert sorted(thread.tag_ids) == sorted((await tags.tag_ids_of_threads([second]))[second])
