@@ -236,11 +236,6 @@ def _tags_by_thread(feedback_ids: Sequence[int], rows: Sequence[Row]) -> dict[in
     return found
 
 
-async def tag_ids_of_thread(feedback_id: int) -> list[int]:
-    rows = await select("SELECT tag_id FROM feedback_tags WHERE feedback_id = {}", [feedback_id])
-    return [int(row["tag_id"]) for row in rows]
-
-
 async def link(feedback_id: int, tag_id: int) -> bool:
     """Link a thread to a tag; False when it was linked already."""
     return (

@@ -36,7 +36,7 @@ async def thread_moved(application_id: int, feedback_id: int, archived: bool) ->
     archived threads, and between those of each of its tags."""
     step = 1 if archived else -1
     await applications.add_to_counters(application_id, open_threads=-step, archived_threads=step)
-    tag_ids = await tags.tag_ids_of_thread(feedback_id)
+    tag_ids = (await tags.tag_ids_of_threads([feedback_id]))[feedback_id]
     await tags.add_to_counts({tag_id: (-step, step) for tag_id in tag_ids})
 
 
